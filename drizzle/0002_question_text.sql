@@ -1,0 +1,2 @@
+ALTER TABLE "working_profile_answers" ADD COLUMN "question" text;--> statement-breakpoint
+ALTER TABLE "working_profile_answers" ADD CONSTRAINT "working_profile_answers_question_length" CHECK ("working_profile_answers"."question" is null or char_length("working_profile_answers"."question") between 1 and 500);

@@ -1,0 +1,40 @@
+export { createFingerprinter, type AuditEvent, recordAudit, type TargetFingerprint } from "./audit.ts";
+export {
+  type ConnectOptions,
+  connectDatabase,
+  type Database,
+  type DatabaseHandle,
+  type Tx,
+} from "./client.ts";
+export { type AddMemberParams, addMember, createOrganization, findMemberRole } from "./directory.ts";
+export {
+  type EmbeddedPostgresHandle,
+  type EmbeddedPostgresOptions,
+  freePort,
+  startEmbeddedPostgres,
+} from "./embedded.ts";
+export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
+export { ADMIN_FUNCTION, type ProvisionOptions, provisionDatabase } from "./provision.ts";
+export {
+  AUDIT_OUTCOMES,
+  type AuditOutcome,
+  auditEvents,
+  MEMBER_ROLES,
+  type MemberRole,
+  members,
+  organizations,
+  TENANT_ORGANIZATION_SETTING,
+  TENANT_USER_SETTING,
+  workingProfileAnswers,
+} from "./schema/index.ts";
+export { type Tenant, withTenant } from "./tenant.ts";
+export {
+  type AdminProfileEntry,
+  type AdminProfilesResult,
+  type ProfileEntry,
+  readProfile,
+  readProfilesForAdmin,
+  type SaveAnswerParams,
+  type SaveAnswerResult,
+  saveAnswer,
+} from "./working-profile.ts";

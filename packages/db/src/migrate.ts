@@ -1,0 +1,26 @@
+import { fileURLToPath } from "node:url";
+import { drizzle } from "drizzle-orm/postgres-js";
+import { migrate } from "drizzle-orm/postgres-js/migrator";
+import postgres from "postgres";
+
+/** The repository's `drizzle/` folder, wherever the process was started from. */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../../drizzle", import.meta.url));
+
+/** Arbitrary but fixed: `hashtext('north.migrate')` would do as well, this needs no round trip. */
+const MIGRATION_LOCK_KEY = 7_410_001;
+
+/**
+ * Applies pending migrations on the owner connection. Drizzle's migrator takes no lock, so this
+ * holds a session advisory lock on one dedicated connection: a second process migrating the same
+ * database waits, then finds nothing left to apply.
+ */
+export async function migrateDatabase(url: string, migrationsFolder = MIGRATIONS_FOLDER) {
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await client`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
+    await migrate(drizzle(client), { migrationsFolder });
+    await client`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}

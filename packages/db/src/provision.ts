@@ -1,0 +1,157 @@
+import { getTableName } from "drizzle-orm";
+import type { PgTable } from "drizzle-orm/pg-core";
+import postgres from "postgres";
+import { auditEvents, members, organizations, workingProfileAnswers } from "./schema/index.ts";
+
+export interface ProvisionOptions {
+  /** The login role the app connects as at run time (`DB_APP_LOGIN_USER`). */
+  loginUser: string;
+  /** Its password (`DB_APP_LOGIN_PASSWORD`); left unchanged when omitted. */
+  loginPassword?: string;
+}
+
+/**
+ * What `app_role` may do on each table, and nothing more. Column lists keep an UPDATE from ever
+ * rewriting a key: moving a row to another owner or organization is refused before RLS is asked.
+ */
+const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
+  { table: organizations, privileges: "SELECT" },
+  { table: members, privileges: "SELECT" },
+  {
+    table: workingProfileAnswers,
+    privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",
+  },
+  { table: auditEvents, privileges: "INSERT" },
+];
+
+export const ADMIN_FUNCTION = "working_profile_answers_for_admin";
+
+/**
+ * Every member's working profile for a manager (SPEC §6).
+ *
+ * Owner bypass: this function is SECURITY DEFINER and owned by `forma`, which owns
+ * `working_profile_answers` and `members`. Both tables have RLS enabled but not forced, so the
+ * owner's reads skip the owner-only policy; that is the only reason this sees other members'
+ * rows. Forcing RLS on those tables, or changing either owner, silently empties its result.
+ * The schema's policy comment (schema/working-profile.ts) names the same dependency.
+ *
+ * Every relation is schema-qualified and `search_path` is pinned with `pg_temp` last, so a
+ * temporary table named like one of ours changes nothing.
+ */
+const ADMIN_FUNCTION_SQL = `
+CREATE FUNCTION public.${ADMIN_FUNCTION}(p_organization_id uuid, p_requester_id uuid)
+RETURNS TABLE (
+  owner_id uuid,
+  owner_email text,
+  question_id text,
+  question text,
+  answer text,
+  version integer,
+  created_at timestamptz,
+  updated_at timestamptz
+)
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+  IF p_organization_id IS NULL OR p_requester_id IS NULL
+     OR p_organization_id IS DISTINCT FROM nullif(current_setting('north.organization_id', true), '')::uuid
+     OR p_requester_id IS DISTINCT FROM nullif(current_setting('north.user_id', true), '')::uuid THEN
+    RAISE EXCEPTION 'requester does not match the transaction tenant' USING ERRCODE = '42501';
+  END IF;
+  IF NOT EXISTS (
+    SELECT 1 FROM public.members m
+    WHERE m.organization_id = p_organization_id
+      AND m.user_id = p_requester_id
+      AND m.role = 'manager'
+  ) THEN
+    RAISE EXCEPTION 'requester is not a manager of this organization' USING ERRCODE = '42501';
+  END IF;
+  RETURN QUERY
+    SELECT a.owner_id, m.email, a.question_id, a.question, a.answer, a.version,
+           a.created_at, a.updated_at
+    FROM public.working_profile_answers a
+    JOIN public.members m ON m.organization_id = a.organization_id AND m.user_id = a.owner_id
+    WHERE a.organization_id = p_organization_id
+    ORDER BY m.email, a.created_at, a.question_id;
+END
+$fn$`;
+
+const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Fixed key for `pg_advisory_xact_lock`: concurrent runs queue instead of racing on CREATE ROLE. */
+const PROVISION_LOCK_KEY = 7_410_002;
+
+/**
+ * Creates or upgrades roles, ownership, grants and the admin function in one transaction.
+ * Running it twice changes nothing; nothing is ever dropped with CASCADE, so a dependency we do
+ * not know about makes provisioning fail loudly instead of silently removing it.
+ *
+ * Needs a connection allowed to create roles and to take ownership of North's tables (a
+ * superuser, or a CREATEROLE role that is a member of `forma`), after `migrate`.
+ */
+export async function provisionDatabase(url: string, options: ProvisionOptions): Promise<void> {
+  const login = options.loginUser;
+  if (!ROLE_NAME.test(login) || login === "forma" || login === "app_role") {
+    throw new TypeError(`DB_APP_LOGIN_USER must be a plain lowercase role name, not ${login}`);
+  }
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await client.begin(async (sql) => {
+      await sql`select pg_advisory_xact_lock(${PROVISION_LOCK_KEY})`;
+
+      for (const role of ["forma", "app_role", login]) {
+        const [existing] = await sql`select 1 from pg_catalog.pg_roles where rolname = ${role}`;
+        if (!existing) await sql.unsafe(`CREATE ROLE ${role}`);
+      }
+      const locked = "NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS";
+      await sql.unsafe(`ALTER ROLE forma NOLOGIN NOINHERIT ${locked}`);
+      await sql.unsafe(`ALTER ROLE app_role NOLOGIN NOINHERIT ${locked}`);
+      await sql.unsafe(`ALTER ROLE ${login} LOGIN INHERIT ${locked}`);
+      if (options.loginPassword !== undefined) {
+        const [statement] = await sql<{ statement: string }[]>`
+          select format('ALTER ROLE %I PASSWORD %L', ${login}::text, ${options.loginPassword}::text) as statement`;
+        if (statement) await sql.unsafe(statement.statement);
+      }
+      // The login user holds app_role's privileges and nothing else: never forma's.
+      const [inApp] = await sql`select pg_catalog.pg_has_role(${login}, 'app_role', 'MEMBER') as m`;
+      if (!inApp?.m) await sql.unsafe(`GRANT app_role TO ${login}`);
+      const [inForma] = await sql`
+        select 1 from pg_catalog.pg_auth_members am
+        join pg_catalog.pg_roles r on r.oid = am.roleid
+        join pg_catalog.pg_roles mem on mem.oid = am.member
+        where r.rolname = 'forma' and mem.rolname = ${login}`;
+      if (inForma) await sql.unsafe(`REVOKE forma FROM ${login}`);
+
+      await sql.unsafe("GRANT USAGE ON SCHEMA public TO app_role");
+      await sql.unsafe("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+      for (const { table, privileges } of TABLE_GRANTS) {
+        const name = `public.${getTableName(table)}`;
+        await sql.unsafe(`ALTER TABLE ${name} OWNER TO forma`);
+        await sql.unsafe(`ALTER TABLE ${name} ENABLE ROW LEVEL SECURITY`);
+        // Not forced: forma's owner bypass is what the admin function relies on.
+        await sql.unsafe(`ALTER TABLE ${name} NO FORCE ROW LEVEL SECURITY`);
+        await sql.unsafe(`REVOKE ALL ON ${name} FROM PUBLIC, app_role, ${login}`);
+        await sql.unsafe(`GRANT ${privileges} ON ${name} TO app_role`);
+      }
+
+      // Drop every overload by its exact signature, without CASCADE, then re-create.
+      const overloads = await sql<{ signature: string }[]>`
+        select p.oid::regprocedure::text as signature
+        from pg_catalog.pg_proc p
+        join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+        where n.nspname = 'public' and p.proname = ${ADMIN_FUNCTION}`;
+      for (const { signature } of overloads) await sql.unsafe(`DROP FUNCTION ${signature}`);
+      await sql.unsafe(ADMIN_FUNCTION_SQL);
+      const fn = `public.${ADMIN_FUNCTION}(uuid, uuid)`;
+      await sql.unsafe(`ALTER FUNCTION ${fn} OWNER TO forma`);
+      await sql.unsafe(`REVOKE ALL ON FUNCTION ${fn} FROM PUBLIC`);
+      await sql.unsafe(`GRANT EXECUTE ON FUNCTION ${fn} TO app_role`);
+    });
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}

@@ -1,0 +1,11 @@
+export { AUDIT_OUTCOMES, type AuditOutcome, auditEvents } from "./audit.ts";
+export { MEMBER_ROLES, type MemberRole, members } from "./members.ts";
+export { organizations } from "./organizations.ts";
+export { appRole } from "./roles.ts";
+export {
+  currentOrganizationId,
+  currentUserId,
+  TENANT_ORGANIZATION_SETTING,
+  TENANT_USER_SETTING,
+} from "./tenant-settings.ts";
+export { workingProfileAnswers } from "./working-profile.ts";

@@ -1,0 +1,33 @@
+import { sql } from "drizzle-orm";
+import type { Database, Tx } from "./client.ts";
+import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/index.ts";
+
+/** Whose request this is. Always taken from the authenticated principal, never from input. */
+export interface Tenant {
+  organizationId: string;
+  userId: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Runs `work` in one transaction on the given pool after setting the tenant with
+ * `set_config(…, true)`, so the setting ends with the transaction and a pooled connection never
+ * carries one request's tenant into the next. Policies read these settings; without them every
+ * tenant table reads as empty.
+ */
+export async function withTenant<T>(
+  db: Database,
+  tenant: Tenant,
+  work: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  if (!UUID.test(tenant.organizationId) || !UUID.test(tenant.userId)) {
+    throw new TypeError("withTenant needs uuid organization and user ids");
+  }
+  return db.transaction(async (tx) => {
+    await tx.execute(
+      sql`select set_config(${TENANT_ORGANIZATION_SETTING}, ${tenant.organizationId}, true), set_config(${TENANT_USER_SETTING}, ${tenant.userId}, true)`,
+    );
+    return work(tx);
+  });
+}

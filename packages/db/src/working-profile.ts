@@ -1,0 +1,224 @@
+import {
+  checkAnswer,
+  checkQuestion,
+  displayQuestion,
+  type Locale,
+  type NorthCode,
+  type QuestionSource,
+  resolveQuestionId,
+} from "@north/agent-runtime";
+import { and, eq, ne, or, sql } from "drizzle-orm";
+import type { Tx } from "./client.ts";
+import { workingProfileAnswers as answers } from "./schema/index.ts";
+import type { Tenant } from "./tenant.ts";
+
+export interface SaveAnswerParams {
+  owner: Tenant;
+  /** Raw question as the model sent it; sanitized and bounded here. */
+  question: string;
+  /** Raw answer as the model sent it; sanitized and bounded here. */
+  answer: string;
+  questionId?: string;
+  expectedVersion?: number;
+}
+
+export type SaveAnswerResult =
+  | { outcome: "created" | "updated" | "noop"; questionId: string; answerVersion: number }
+  | { outcome: "conflict"; code: "NORTH_CONFLICT"; questionId: string; answerVersion: number }
+  | {
+      outcome: "rejected";
+      code: Exclude<NorthCode, "NORTH_CONFLICT" | "NORTH_RATE_LIMITED">;
+      message: string;
+      questionId?: string;
+    };
+
+const INT4_MAX = 2_147_483_647;
+
+/**
+ * Saves one answer following every row of the SPEC §4 state table.
+ *
+ * No read-then-write race: a create is `INSERT … ON CONFLICT DO NOTHING`, a correction is one
+ * `UPDATE … WHERE version = $expected AND pair differs`, and only when that write touches no row
+ * do we read the row to say why (noop, conflict, or missing). Under READ COMMITTED the losing
+ * writers of a race re-check the `WHERE` against the winner's row, so exactly one wins.
+ */
+export async function saveAnswer(tx: Tx, params: SaveAnswerParams): Promise<SaveAnswerResult> {
+  const question = checkQuestion(params.question);
+  if (!question.ok) return { outcome: "rejected", code: question.code, message: question.message };
+  const answer = checkAnswer(params.answer);
+  if (!answer.ok) return { outcome: "rejected", code: answer.code, message: answer.message };
+  const resolved = resolveQuestionId(params.questionId, question.value);
+  if (!resolved.ok) return { outcome: "rejected", code: resolved.code, message: resolved.message };
+
+  const { questionId, kind } = resolved.value;
+  const { organizationId, userId } = params.owner;
+  const key = and(
+    eq(answers.organizationId, organizationId),
+    eq(answers.ownerId, userId),
+    eq(answers.questionId, questionId),
+  );
+  const pair = { question: question.value, answer: answer.value };
+  const settle = async () => {
+    const [current] = await tx
+      .select({ question: answers.question, answer: answers.answer, version: answers.version })
+      .from(answers)
+      .where(key);
+    if (!current) return undefined;
+    const same = current.question === pair.question && current.answer === pair.answer;
+    return same
+      ? ({ outcome: "noop", questionId, answerVersion: current.version } as const)
+      : ({
+          outcome: "conflict",
+          code: "NORTH_CONFLICT",
+          questionId,
+          answerVersion: current.version,
+        } as const);
+  };
+
+  if (params.expectedVersion === undefined) {
+    if (kind !== "caller-auto") {
+      const [created] = await tx
+        .insert(answers)
+        .values({ organizationId, ownerId: userId, questionId, ...pair })
+        .onConflictDoNothing()
+        .returning({ version: answers.version });
+      if (created) return { outcome: "created", questionId, answerVersion: created.version };
+    }
+    const settled = await settle();
+    if (settled) return settled;
+    return {
+      outcome: "rejected",
+      code: "NORTH_ID_RESERVED",
+      questionId,
+      message:
+        "No entry exists under this auto: id. Omit question_id to create a new entry; auto: ids are only for updating entries North created.",
+    };
+  }
+
+  const expected = params.expectedVersion;
+  if (!Number.isSafeInteger(expected) || expected < 1) {
+    throw new TypeError("expectedVersion must be a positive integer");
+  }
+  if (expected <= INT4_MAX) {
+    const [updated] = await tx
+      .update(answers)
+      .set({ ...pair, version: sql`${answers.version} + 1`, updatedAt: sql`now()` })
+      .where(
+        and(
+          key,
+          eq(answers.version, expected),
+          or(sql`${answers.question} is distinct from ${pair.question}`, ne(answers.answer, pair.answer)),
+        ),
+      )
+      .returning({ version: answers.version });
+    if (updated) return { outcome: "updated", questionId, answerVersion: updated.version };
+  }
+  const settled = await settle();
+  if (settled) return settled;
+  return {
+    outcome: "rejected",
+    code: "NORTH_TARGET_MISSING",
+    questionId,
+    message:
+      "There is no entry to update under this question_id. To create one, resend without expected_version.",
+  };
+}
+
+export interface ProfileEntry {
+  questionId: string;
+  question: string;
+  questionSource: QuestionSource;
+  answer: string;
+  answerVersion: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Every row of the caller's profile, oldest first, with no row limit. */
+export async function readProfile(
+  tx: Tx,
+  params: { owner: Tenant; locale?: Locale },
+): Promise<ProfileEntry[]> {
+  const rows = await tx
+    .select()
+    .from(answers)
+    .where(
+      and(
+        eq(answers.organizationId, params.owner.organizationId),
+        eq(answers.ownerId, params.owner.userId),
+      ),
+    )
+    .orderBy(answers.createdAt, answers.questionId);
+  return rows.map((row) => ({
+    questionId: row.questionId,
+    ...displayQuestion(row.questionId, row.question, params.locale),
+    answer: row.answer,
+    answerVersion: row.version,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  }));
+}
+
+export interface AdminProfileEntry extends ProfileEntry {
+  ownerId: string;
+  ownerEmail: string;
+}
+
+export type AdminProfilesResult = { ok: true; entries: AdminProfileEntry[] } | { ok: false };
+
+interface AdminRow extends Record<string, unknown> {
+  owner_id: string;
+  owner_email: string;
+  question_id: string;
+  question: string | null;
+  answer: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Every member's rows for a manager, through `working_profile_answers_for_admin`. A requester who
+ * is not a manager of the tenant's organization gets `{ ok: false }`; the refusal is raised
+ * inside a savepoint so the surrounding transaction (and its audit insert) carries on.
+ */
+export async function readProfilesForAdmin(
+  tx: Tx,
+  params: { organizationId: string; requesterId: string; locale?: Locale },
+): Promise<AdminProfilesResult> {
+  try {
+    const rows = await tx.transaction(async (inner) => {
+      const result = await inner.execute<AdminRow>(
+        sql`select * from public.working_profile_answers_for_admin(${params.organizationId}::uuid, ${params.requesterId}::uuid)`,
+      );
+      return [...result];
+    });
+    return {
+      ok: true,
+      entries: rows.map((row) => ({
+        ownerId: row.owner_id,
+        ownerEmail: row.owner_email,
+        questionId: row.question_id,
+        ...displayQuestion(row.question_id, row.question, params.locale),
+        answer: row.answer,
+        answerVersion: row.version,
+        createdAt: new Date(row.created_at),
+        updatedAt: new Date(row.updated_at),
+      })),
+    };
+  } catch (error) {
+    if (isInsufficientPrivilege(error)) return { ok: false };
+    throw error;
+  }
+}
+
+function isInsufficientPrivilege(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current && typeof current === "object" && !seen.has(current)) {
+    seen.add(current);
+    if ((current as { code?: unknown }).code === "42501") return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

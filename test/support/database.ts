@@ -1,0 +1,72 @@
+import { randomBytes } from "node:crypto";
+import { connectDatabase, type DatabaseHandle, migrateDatabase, provisionDatabase } from "@north/db";
+import postgres from "postgres";
+import { inject } from "vitest";
+import { databaseUrl, loginUrl } from "./pg-urls.ts";
+
+export interface TestDatabase {
+  name: string;
+  /** Superuser / migrator URL (what `DATABASE_URL` is in production). */
+  ownerUrl: string;
+  /** The app login role (what `DATABASE_APP_URL` is in production). */
+  appUrl: string;
+  owner: DatabaseHandle;
+  app: DatabaseHandle;
+  loginUser: string;
+  drop(): Promise<void>;
+}
+
+export interface TestDatabaseOptions {
+  /** `template` (default): a migrated, provisioned clone. `empty`: a bare database. */
+  from?: "template" | "empty";
+}
+
+/** A fresh database for one suite, cloned from the run's migrated template so it stays fast. */
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  const config = inject("northPostgres");
+  const name = `${config.prefix}${randomBytes(4).toString("hex")}`;
+  const admin = postgres(config.serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    const clause = options.from === "empty" ? "" : ` TEMPLATE ${config.template}`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.unsafe(`CREATE DATABASE ${name}${clause}`);
+        break;
+      } catch (error) {
+        // 55006: the template is briefly in use by another clone; try again.
+        if ((error as { code?: string }).code !== "55006" || attempt > 20) throw error;
+        await new Promise((r) => setTimeout(r, 100 + attempt * 50));
+      }
+    }
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const ownerUrl = databaseUrl(config.serverUrl, name);
+  const appUrl = loginUrl(ownerUrl, config.loginUser, config.loginPassword);
+  const owner = connectDatabase(ownerUrl, { max: 4, applicationName: "north-test-owner" });
+  const app = connectDatabase(appUrl, { max: 12, applicationName: "north-test-app" });
+  return {
+    name,
+    ownerUrl,
+    appUrl,
+    owner,
+    app,
+    loginUser: config.loginUser,
+    async drop() {
+      await Promise.all([owner.close(), app.close()]);
+      const drop = postgres(config.serverUrl, { max: 1, onnotice: () => {} });
+      await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await drop.end({ timeout: 5 });
+    },
+  };
+}
+
+/** Migrate + provision a bare database, as an operator would on a fresh install. */
+export async function installFresh(db: TestDatabase): Promise<void> {
+  const config = inject("northPostgres");
+  await migrateDatabase(db.ownerUrl);
+  await provisionDatabase(db.ownerUrl, {
+    loginUser: config.loginUser,
+    loginPassword: config.loginPassword,
+  });
+}

@@ -1,0 +1,23 @@
+/** What the global setup hands every suite: where the server is and how to log in. */
+export interface TestPostgres {
+  serverUrl: string;
+  template: string;
+  prefix: string;
+  loginUser: string;
+  loginPassword: string;
+}
+
+/** The same server URL pointed at another database. */
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The same server URL, logged in as another role. */
+export function loginUrl(serverUrl: string, user: string, password: string): string {
+  const url = new URL(serverUrl);
+  url.username = encodeURIComponent(user);
+  url.password = encodeURIComponent(password);
+  return url.toString();
+}
