@@ -1,5 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { connectDatabase, type DatabaseHandle, migrateDatabase, provisionDatabase } from "@north/db";
+import {
+  connectDatabase,
+  type DatabaseHandle,
+  migrateDatabase,
+  provisionDatabase,
+} from "@north/db";
 import postgres from "postgres";
 import { inject } from "vitest";
 import { databaseUrl, loginUrl } from "./pg-urls.ts";

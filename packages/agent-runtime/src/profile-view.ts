@@ -1,4 +1,9 @@
-import { findBankQuestion, LEGACY_QUESTION_LABEL, type Locale, QUESTION_BANK } from "./question-bank.ts";
+import {
+  findBankQuestion,
+  LEGACY_QUESTION_LABEL,
+  type Locale,
+  QUESTION_BANK,
+} from "./question-bank.ts";
 
 export type QuestionSource = "recorded" | "bank" | "legacy_label";
 

@@ -2,7 +2,12 @@ import { createHmac } from "node:crypto";
 import { codePointLength } from "@north/agent-runtime";
 import { sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
-import { type AuditOutcome, auditEvents, currentOrganizationId, currentUserId } from "./schema/index.ts";
+import {
+  type AuditOutcome,
+  auditEvents,
+  currentOrganizationId,
+  currentUserId,
+} from "./schema/index.ts";
 
 declare const fingerprinted: unique symbol;
 
@@ -20,7 +25,9 @@ export interface TargetFingerprint {
  * Returns a function that fingerprints ids with the server's audit key (`NORTH_AUDIT_KEY`), so
  * equal ids can be correlated across events without the ledger ever storing them.
  */
-export function createFingerprinter(key: string | Uint8Array): (value: string) => TargetFingerprint {
+export function createFingerprinter(
+  key: string | Uint8Array,
+): (value: string) => TargetFingerprint {
   if (key.length < 16) throw new TypeError("the audit key must be at least 16 bytes");
   return (value) =>
     ({

@@ -46,6 +46,8 @@ export async function findMemberRole(
   const [row] = await db
     .select({ role: members.role })
     .from(members)
-    .where(and(eq(members.organizationId, params.organizationId), eq(members.userId, params.userId)));
+    .where(
+      and(eq(members.organizationId, params.organizationId), eq(members.userId, params.userId)),
+    );
   return row?.role;
 }

@@ -1,4 +1,9 @@
-export { createFingerprinter, type AuditEvent, recordAudit, type TargetFingerprint } from "./audit.ts";
+export {
+  type AuditEvent,
+  createFingerprinter,
+  recordAudit,
+  type TargetFingerprint,
+} from "./audit.ts";
 export {
   type ConnectOptions,
   connectDatabase,
@@ -6,7 +11,12 @@ export {
   type DatabaseHandle,
   type Tx,
 } from "./client.ts";
-export { type AddMemberParams, addMember, createOrganization, findMemberRole } from "./directory.ts";
+export {
+  type AddMemberParams,
+  addMember,
+  createOrganization,
+  findMemberRole,
+} from "./directory.ts";
 export {
   type EmbeddedPostgresHandle,
   type EmbeddedPostgresOptions,

@@ -199,18 +199,22 @@ describe("question ids (cases 9, 10, 17)", () => {
 
   it("accepts a 500-character question and a 128-character id", async () => {
     const id = `b${"x".repeat(127)}`;
-    const receipt = await save(ws.member, { questionId: id, question: "é".repeat(500), answer: "A" });
+    const receipt = await save(ws.member, {
+      questionId: id,
+      question: "é".repeat(500),
+      answer: "A",
+    });
     expect(receipt).toMatchObject({ outcome: "created", questionId: id });
   });
 
   it.each([
-    [{ question: " \t\u202E ", answer: "A" }, "NORTH_QUESTION_EMPTY"],
-    [{ question: "q".repeat(501), answer: "A" }, "NORTH_QUESTION_TOO_LONG"],
-    [{ question: "Q?", answer: "\u0000\r\n" }, "NORTH_ANSWER_EMPTY"],
-    [{ question: "Q?", answer: "a".repeat(10_001) }, "NORTH_ANSWER_TOO_LONG"],
-    [{ question: "Q?", answer: "A", questionId: "i".repeat(129) }, "NORTH_ID_INVALID"],
-    [{ question: "Q?", answer: "A", questionId: "auto:mine" }, "NORTH_ID_RESERVED"],
-  ])("rejects %j with %s and writes no row", async (input, code) => {
+    ["NORTH_QUESTION_EMPTY", { question: " \t\u202E ", answer: "A" }],
+    ["NORTH_QUESTION_TOO_LONG", { question: "q".repeat(501), answer: "A" }],
+    ["NORTH_ANSWER_EMPTY", { question: "Q?", answer: "\u0000\r\n" }],
+    ["NORTH_ANSWER_TOO_LONG", { question: "Q?", answer: "a".repeat(10_001) }],
+    ["NORTH_ID_INVALID", { question: "Q?", answer: "A", questionId: "i".repeat(129) }],
+    ["NORTH_ID_RESERVED", { question: "Q?", answer: "A", questionId: "auto:mine" }],
+  ])("rejects with %s and writes no row", async (code, input) => {
     const owner = (await createWorkspace(db.owner.db)).member;
     expect(await save(owner, input)).toMatchObject({ outcome: "rejected", code });
     expect(await read(owner)).toEqual([]);

@@ -107,7 +107,10 @@ export async function saveAnswer(tx: Tx, params: SaveAnswerParams): Promise<Save
         and(
           key,
           eq(answers.version, expected),
-          or(sql`${answers.question} is distinct from ${pair.question}`, ne(answers.answer, pair.answer)),
+          or(
+            sql`${answers.question} is distinct from ${pair.question}`,
+            ne(answers.answer, pair.answer),
+          ),
         ),
       )
       .returning({ version: answers.version });
