@@ -1,6 +1,13 @@
 export { ANSWER_MAX_CHARS, checkAnswer, checkQuestion, QUESTION_MAX_CHARS } from "./bounds.ts";
 export { type Checked, NORTH_CODES, type NorthCode, type Rejection } from "./codes.ts";
 export {
+  DISCLOSURE,
+  onboardingPromptText,
+  READ_TOOL,
+  SAVE_TOOL,
+  WORKING_PROFILE_GUIDANCE,
+} from "./onboarding.ts";
+export {
   type DisplayedQuestion,
   displayQuestion,
   type QuestionSource,

@@ -1,0 +1,182 @@
+import { randomUUID } from "node:crypto";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { createFingerprinter, type Database } from "@north/db";
+import { sql } from "drizzle-orm";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { createMiddleware } from "hono/factory";
+import { HTTPException } from "hono/http-exception";
+import type { RateLimiter } from "./limiter.ts";
+import { describeError, type Logger } from "./logger.ts";
+import type { AuthResolver, Principal } from "./principal.ts";
+import { composeManifest, createMcpServer } from "./server.ts";
+import type { Capability } from "./tool-definition.ts";
+import { transportGuard } from "./transport-guard.ts";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface McpAppDeps {
+  /** Pool on the app login role (`DATABASE_APP_URL`). */
+  db: Database;
+  /** Request → principal, or null. Tests inject a synthetic one; production checks tokens. */
+  resolvePrincipal: AuthResolver;
+  limiter: RateLimiter;
+  logger: Logger;
+  /** Key for the audit fingerprints (`NORTH_AUDIT_KEY`), at least 16 bytes. */
+  auditKey: string;
+  /** Milliseconds clock for latencies; `performance.now` by default. */
+  clock?: () => number;
+  /** Host names the server answers to; default loopback names only. */
+  allowedHosts?: readonly string[];
+  allowedOrigins?: readonly string[];
+  /** Absolute URL of `/.well-known/oauth-protected-resource`, named in 401 challenges. */
+  resourceMetadataUrl?: string;
+  capabilities?: readonly Capability[];
+}
+
+export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"] as const;
+
+type Env = { Variables: { requestId: string; principal: Principal } };
+
+/**
+ * The whole HTTP surface: `POST /mcp` (Streamable HTTP, stateless: a fresh server and transport
+ * per request, JSON responses), `GET /manifest`, `/healthz` and `/readyz`. Identity comes only
+ * from `resolvePrincipal`; a session id never authenticates.
+ */
+export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  const fingerprint = createFingerprinter(deps.auditKey);
+  const now = deps.clock ?? (() => performance.now());
+  const challenge = deps.resourceMetadataUrl
+    ? `Bearer resource_metadata="${deps.resourceMetadataUrl}"`
+    : 'Bearer realm="north"';
+
+  app.use("*", async (c, next) => {
+    c.set("requestId", randomUUID());
+    await next();
+    c.header("X-Request-Id", c.get("requestId"));
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) {
+      const response = error.getResponse();
+      return c.json({ error: error.message || "error" }, response.status as 400, {
+        ...Object.fromEntries(response.headers),
+      });
+    }
+    deps.logger.error({ requestId: c.get("requestId"), ...describeError(error) }, "request failed");
+    return c.json(
+      { jsonrpc: "2.0", error: { code: -32603, message: "Internal error" }, id: null },
+      500,
+    );
+  });
+
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  app.get("/readyz", async (c) => {
+    const limiter = deps.limiter.status();
+    let database: "ok" | "unreachable" = "ok";
+    try {
+      await deps.db.execute(sql`select 1`);
+    } catch {
+      database = "unreachable";
+    }
+    const status = database !== "ok" ? "unavailable" : limiter.degraded ? "degraded" : "ok";
+    return c.json(
+      {
+        status,
+        database,
+        limiter: {
+          backend: limiter.backend,
+          redis:
+            limiter.backend === "redis" ? (limiter.degraded ? "unreachable" : "ok") : undefined,
+          serving: limiter.degraded ? "in-process insurance limiter" : limiter.backend,
+        },
+      },
+      database === "ok" ? 200 : 503,
+    );
+  });
+
+  const guarded = transportGuard({
+    allowedHosts: deps.allowedHosts ?? LOOPBACK_HOSTS,
+    allowedOrigins: deps.allowedOrigins ?? [],
+  });
+
+  const authenticate = createMiddleware<Env>(async (c, next) => {
+    const url = new URL(c.req.url);
+    for (const name of ["access_token", "token", "api_key"]) {
+      if (url.searchParams.has(name)) {
+        throw new HTTPException(400, {
+          message: "Tokens are accepted only in the Authorization header",
+        });
+      }
+    }
+    const principal = await deps.resolvePrincipal(c.req.raw);
+    if (!principal) {
+      throw new HTTPException(401, {
+        message: "Unauthorized",
+        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),
+      });
+    }
+    c.set("principal", principal);
+    await next();
+  });
+
+  app.use("/mcp", guarded);
+  app.use("/manifest", guarded);
+
+  app.get("/manifest", authenticate, (c) =>
+    c.json(composeManifest(c.get("principal"), deps.capabilities)),
+  );
+
+  app.post(
+    "/mcp",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new HTTPException(413, { message: "Request body too large" });
+      },
+    }),
+    authenticate,
+    async (c) => {
+      const server = createMcpServer(
+        c.get("principal"),
+        {
+          db: deps.db,
+          limiter: deps.limiter,
+          logger: deps.logger,
+          fingerprint,
+          now,
+          capabilities: deps.capabilities,
+        },
+        { requestId: c.get("requestId") },
+      );
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+        maxRequestBodySize: MAX_BODY_BYTES,
+      });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(c.req.raw);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  // Stateless server: no standalone SSE stream to open and no session to end (MCP transports spec).
+  const notAllowed = () =>
+    new Response(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Method not allowed" },
+        id: null,
+      }),
+      { status: 405, headers: { Allow: "POST", "Content-Type": "application/json" } },
+    );
+  app.get("/mcp", authenticate, notAllowed);
+  app.delete("/mcp", authenticate, notAllowed);
+
+  return app;
+}

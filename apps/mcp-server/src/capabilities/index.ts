@@ -1,0 +1,22 @@
+import { hasScopes, type Principal } from "../principal.ts";
+import type { Capability } from "../tool-definition.ts";
+import { workingProfileCapability } from "./working-profile/index.ts";
+
+/** Every capability North can offer. tools/list, prompts/list and instructions compose from it. */
+export const CAPABILITIES: readonly Capability[] = [workingProfileCapability];
+
+/** The capabilities whose scopes this principal holds. */
+export function activeCapabilities(
+  principal: Principal,
+  all: readonly Capability[] = CAPABILITIES,
+): Capability[] {
+  return all.filter((capability) => hasScopes(principal, capability.scopes));
+}
+
+const PREAMBLE =
+  "North is this legal workspace's memory. It tells you how the lawyer you are helping works, and you keep it up to date as they tell you.";
+
+/** Server instructions for a principal: a shared preamble, then each active capability's lines. */
+export function composeInstructions(capabilities: readonly Capability[]): string {
+  return [PREAMBLE, ...capabilities.flatMap((c) => c.guidance)].join("\n\n");
+}

@@ -1,0 +1,25 @@
+export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./app.ts";
+export { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
+export {
+  createRateLimiter,
+  type LimitDecision,
+  type LimiterStatus,
+  type RateLimiter,
+  type RateLimiterOptions,
+} from "./limiter.ts";
+export { createLogger, describeError, type Logger, type LoggerOptions } from "./logger.ts";
+export { type AuthResolver, hasScopes, type Principal, SCOPES, type Scope } from "./principal.ts";
+export {
+  composeManifest,
+  createMcpServer,
+  describePrompt,
+  describeTool,
+  SERVER_INFO,
+} from "./server.ts";
+export type {
+  Capability,
+  PromptDefinition,
+  ToolAnnotations,
+  ToolDefinition,
+  ToolOutcome,
+} from "./tool-definition.ts";

@@ -1,0 +1,54 @@
+import pino, { type DestinationStream, type Logger } from "pino";
+
+export type { Logger };
+
+export interface LoggerOptions {
+  /** stdio mode must keep stdout for JSON-RPC: its logs go to stderr. */
+  destination?: "stdout" | "stderr";
+  level?: string;
+  /** Any other destination (tests capture lines to prove no body is ever logged). */
+  stream?: DestinationStream;
+}
+
+/**
+ * pino JSON lines. North logs ids, tools, outcomes and latencies — never a question, answer,
+ * memory body or token; the redaction paths are a second line of defence for headers.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  return pino(
+    {
+      level: options.level ?? process.env.LOG_LEVEL ?? "info",
+      base: { service: "north" },
+      redact: {
+        paths: ["authorization", "headers.authorization", "token", "*.token"],
+        censor: "[redacted]",
+      },
+    },
+    options.stream ??
+      pino.destination({ dest: options.destination === "stderr" ? 2 : 1, sync: false }),
+  );
+}
+
+/**
+ * What of an error may be logged: its class, SQLSTATE and constraint, and our own messages.
+ * postgres.js errors carry the query and its parameters (bodies); their messages can quote
+ * values. Neither is logged.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { errorType: typeof error };
+  const fields = error as Error & { code?: unknown; constraint_name?: unknown; routine?: unknown };
+  if (error.name === "PostgresError" || typeof fields.routine === "string") {
+    return {
+      errorType: error.name,
+      code: fields.code,
+      constraint: fields.constraint_name,
+      routine: fields.routine,
+    };
+  }
+  const cause = (error as { cause?: unknown }).cause;
+  return {
+    errorType: error.name,
+    message: cause ? undefined : error.message,
+    cause: cause ? describeError(cause) : undefined,
+  };
+}

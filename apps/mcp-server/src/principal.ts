@@ -1,0 +1,23 @@
+/** Scopes a principal may hold (SPEC §3). */
+export const SCOPES = ["profile:write", "memory:read", "memory:write", "admin"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Who is calling. Always produced by an {@link AuthResolver} from credentials, never from tool
+ * input: organization, user and scopes are what every tenant transaction and audit row uses.
+ */
+export interface Principal {
+  organizationId: string;
+  userId: string;
+  role: "member" | "manager";
+  scopes: readonly Scope[];
+  /** The API token (or OAuth token id) that authenticated the request, when there is one. */
+  tokenId: string | null;
+}
+
+/** Resolves a request's credentials to a principal, or `null` when there are none or bad ones. */
+export type AuthResolver = (request: Request) => Promise<Principal | null>;
+
+export function hasScopes(principal: Principal, required: readonly Scope[]): boolean {
+  return required.every((scope) => principal.scopes.includes(scope));
+}

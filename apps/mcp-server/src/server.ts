@@ -1,0 +1,188 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type Prompt,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Database } from "@north/db";
+import { type ZodError, z } from "zod";
+import { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
+import type { RateLimiter } from "./limiter.ts";
+import type { Logger } from "./logger.ts";
+import type { Principal } from "./principal.ts";
+import type {
+  Capability,
+  Fingerprinter,
+  PromptDefinition,
+  ToolDefinition,
+} from "./tool-definition.ts";
+import { InternalToolError, runTool } from "./tool-runner.ts";
+
+export const SERVER_INFO = { name: "north", title: "North", version: "0.1.0" };
+
+export interface ServerDeps {
+  db: Database;
+  limiter: RateLimiter;
+  logger: Logger;
+  fingerprint: Fingerprinter;
+  now: () => number;
+  capabilities?: readonly Capability[];
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any registered tool.
+type AnyTool = ToolDefinition<any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: any registered prompt.
+type AnyPrompt = PromptDefinition<any>;
+
+/** A tool as the model receives it in tools/list (and in GET /manifest). */
+export function describeTool(tool: AnyTool): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.inputSchema, {
+      target: "draft-7",
+      io: "input",
+    }) as Tool["inputSchema"],
+    outputSchema: z.toJSONSchema(tool.outputSchema, {
+      target: "draft-7",
+      io: "output",
+    }) as Tool["outputSchema"],
+    annotations: { title: tool.title, ...tool.annotations },
+  };
+}
+
+/** A prompt as the model receives it in prompts/list. */
+export function describePrompt(prompt: AnyPrompt): Prompt {
+  const shape = prompt.argsSchema.shape as Record<string, z.ZodType>;
+  return {
+    name: prompt.name,
+    title: prompt.title,
+    description: prompt.description,
+    arguments: Object.entries(shape).map(([name, schema]) => ({
+      name,
+      description: schema.description,
+      required: !schema.safeParse(undefined).success,
+    })),
+  };
+}
+
+/** What this principal's model receives: instructions, tools and prompts (SPEC §3). */
+export function composeManifest(principal: Principal, all: readonly Capability[] = CAPABILITIES) {
+  const capabilities = activeCapabilities(principal, all);
+  return {
+    instructions: composeInstructions(capabilities),
+    tools: capabilities.flatMap((c) => c.tools).map(describeTool),
+    prompts: capabilities.flatMap((c) => c.prompts).map(describePrompt),
+  };
+}
+
+/** Issue paths and codes only: a zod message never quotes the value, and neither do we. */
+function describeIssues(error: ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.join(".") || "(arguments)"}: ${issue.message}`)
+    .join("; ");
+}
+
+const SAFE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
+const nameForError = (name: string) => (SAFE_NAME.test(name) ? name : "(unprintable name)");
+
+/**
+ * A fresh MCP server for one request and one principal. Only the principal's active capabilities
+ * are listed and callable; a tool outside them is an unknown tool. This file is the only place
+ * that speaks the SDK's server API.
+ */
+export function createMcpServer(
+  principal: Principal,
+  deps: ServerDeps,
+  request: { requestId: string },
+): Server {
+  const capabilities = activeCapabilities(principal, deps.capabilities ?? CAPABILITIES);
+  const tools = new Map<string, AnyTool>(
+    capabilities.flatMap((c) => c.tools).map((t) => [t.name, t]),
+  );
+  const prompts = new Map<string, AnyPrompt>(
+    capabilities.flatMap((c) => c.prompts).map((p) => [p.name, p]),
+  );
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
+    instructions: composeInstructions(capabilities),
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...tools.values()].map(describeTool),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (call) => {
+    const tool = tools.get(call.params.name);
+    if (!tool) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool ${nameForError(call.params.name)}: it does not exist or this token's scopes do not include it.`,
+      );
+    }
+    const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});
+    if (!parsed.success) {
+      return {
+        isError: true,
+        content: [
+          {
+            type: "text",
+            text: `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. Nothing was saved.`,
+          },
+        ],
+      };
+    }
+    try {
+      return await runTool(tool, parsed.data, {
+        db: deps.db,
+        limiter: deps.limiter,
+        logger: deps.logger,
+        fingerprint: deps.fingerprint,
+        now: deps.now,
+        principal,
+        requestId: request.requestId,
+      });
+    } catch (error) {
+      if (error instanceof InternalToolError)
+        throw new McpError(ErrorCode.InternalError, "Internal error");
+      deps.logger.error({ requestId: request.requestId, tool: tool.name }, "tool runner failed");
+      throw new McpError(ErrorCode.InternalError, "Internal error");
+    }
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+    prompts: [...prompts.values()].map(describePrompt),
+  }));
+
+  server.setRequestHandler(GetPromptRequestSchema, async (get) => {
+    const prompt = prompts.get(get.params.name);
+    if (!prompt) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown prompt ${nameForError(get.params.name)}: it does not exist or this token's scopes do not include it.`,
+      );
+    }
+    const parsed = prompt.argsSchema.safeParse(get.params.arguments ?? {});
+    if (!parsed.success) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for prompt ${prompt.name}: ${describeIssues(parsed.error)}`,
+      );
+    }
+    return {
+      description: prompt.description,
+      messages: prompt.render(parsed.data).map((m) => ({
+        role: m.role,
+        content: { type: "text" as const, text: m.text },
+      })),
+    };
+  });
+
+  return server;
+}

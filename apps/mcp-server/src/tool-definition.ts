@@ -1,0 +1,91 @@
+import type { TargetFingerprint, Tenant, Tx } from "@north/db";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import type { Principal, Scope } from "./principal.ts";
+
+/**
+ * The seam between North and the MCP SDK: capabilities declare tools and prompts with these
+ * types, and only server.ts turns them into SDK calls. Moving to the SDK's v2 packages should
+ * touch server.ts and nothing here.
+ */
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** What an audit row may say about a call: its outcome and, at most, one id to fingerprint. */
+export interface AuditNote {
+  outcome: "created" | "updated" | "noop" | "conflict" | "rejected" | "read";
+  /** An id or subject; the runner stores only its keyed fingerprint and length. */
+  target?: string;
+}
+
+/** A handler's answer: structured content, a one-line text rendering, and the audit note. */
+export interface ToolOutcome<Output> {
+  structured?: Output;
+  text: string;
+  isError?: boolean;
+  audit: AuditNote;
+}
+
+export interface ToolContext {
+  /** The tenant transaction the call runs in; the audit row joins it. */
+  tx: Tx;
+  principal: Principal;
+  tenant: Tenant;
+  requestId: string;
+  logger: Logger;
+}
+
+/** Calls are limited per principal in two budgets (SPEC §7). */
+export type ToolKind = "read" | "write";
+
+export interface ToolDefinition<
+  Input extends z.ZodObject = z.ZodObject,
+  Output extends z.ZodObject = z.ZodObject,
+> {
+  name: string;
+  title: string;
+  description: string;
+  kind: ToolKind;
+  inputSchema: Input;
+  outputSchema: Output;
+  annotations: ToolAnnotations;
+  /**
+   * Builds the receipt for a call refused by the rate limiter, when the tool's output schema has
+   * one; otherwise the refusal is a text-only error.
+   */
+  rateLimitedReceipt?: (input: z.output<Input>, retryAfterS: number) => z.output<Output>;
+  handler: (input: z.output<Input>, ctx: ToolContext) => Promise<ToolOutcome<z.output<Output>>>;
+}
+
+export interface PromptMessage {
+  role: "user" | "assistant";
+  text: string;
+}
+
+export interface PromptDefinition<Args extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  argsSchema: Args;
+  render: (args: z.output<Args>) => PromptMessage[];
+}
+
+/** One capability owns, in one place, its id, scopes, tools, prompts and guidance (SPEC §3). */
+export interface Capability {
+  id: string;
+  /** Every one of these scopes is needed for the capability to be active for a principal. */
+  scopes: readonly Scope[];
+  // biome-ignore lint/suspicious/noExplicitAny: a heterogeneous list; each entry is checked by `satisfies ToolDefinition` where it is declared.
+  tools: readonly ToolDefinition<any, any>[];
+  // biome-ignore lint/suspicious/noExplicitAny: as above, for prompts.
+  prompts: readonly PromptDefinition<any>[];
+  guidance: readonly string[];
+}
+
+/** The fingerprinting function the runner uses for audit targets. */
+export type Fingerprinter = (value: string) => TargetFingerprint;

@@ -1,0 +1,115 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type Database, recordAudit, type Tenant, withTenant } from "@north/db";
+import type { z } from "zod";
+import type { RateLimiter } from "./limiter.ts";
+import { describeError, type Logger } from "./logger.ts";
+import type { Principal } from "./principal.ts";
+import type { Fingerprinter, ToolDefinition, ToolOutcome } from "./tool-definition.ts";
+
+export interface RunContext {
+  db: Database;
+  limiter: RateLimiter;
+  logger: Logger;
+  fingerprint: Fingerprinter;
+  now: () => number;
+  principal: Principal;
+  requestId: string;
+}
+
+/** Raised when a handler fails for a reason that is ours, not the caller's. */
+export class InternalToolError extends Error {
+  constructor() {
+    super("Internal error");
+    this.name = "InternalToolError";
+  }
+}
+
+/**
+ * Runs one validated tool call with the limiter and the ledger in front of it: a limited call
+ * writes no row and is audited as `rate_limited`; otherwise the handler and its audit row share
+ * one tenant transaction, so a call is either recorded with its effect or not at all. A handler
+ * failure rolls back, is audited as `error` and logged once, and reaches the client as a bare
+ * internal error.
+ */
+export async function runTool(
+  // biome-ignore lint/suspicious/noExplicitAny: any registered tool; input was parsed with its own schema.
+  tool: ToolDefinition<any, any>,
+  input: z.output<z.ZodObject>,
+  ctx: RunContext,
+): Promise<CallToolResult> {
+  const started = ctx.now();
+  const { principal, requestId } = ctx;
+  const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
+  const audit = (tx: Parameters<typeof recordAudit>[0], outcome: string, target?: string) =>
+    recordAudit(tx, {
+      tool: tool.name,
+      outcome: outcome as Parameters<typeof recordAudit>[1]["outcome"],
+      tokenId: principal.tokenId,
+      requestId,
+      target: target === undefined ? undefined : ctx.fingerprint(target),
+    });
+  const log = (outcome: string) =>
+    ctx.logger.info(
+      {
+        requestId,
+        tool: tool.name,
+        outcome,
+        organizationId: principal.organizationId,
+        userId: principal.userId,
+        latencyMs: Math.round(ctx.now() - started),
+      },
+      "tool call",
+    );
+  const target = typeof input.question_id === "string" ? input.question_id : undefined;
+
+  const decision = await ctx.limiter.consume(principal, tool.kind);
+  if (!decision.allowed) {
+    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));
+    log("rate_limited");
+    return rateLimited(tool, input, decision.retryAfterS);
+  }
+
+  let outcome: ToolOutcome<unknown>;
+  try {
+    outcome = await withTenant(ctx.db, tenant, async (tx) => {
+      const result = await tool.handler(input, {
+        tx,
+        principal,
+        tenant,
+        requestId,
+        logger: ctx.logger,
+      });
+      await audit(tx, result.audit.outcome, result.audit.target);
+      return result;
+    });
+  } catch (error) {
+    ctx.logger.error({ requestId, tool: tool.name, ...describeError(error) }, "tool call failed");
+    await withTenant(ctx.db, tenant, (tx) => audit(tx, "error")).catch((auditError) =>
+      ctx.logger.error({ requestId, ...describeError(auditError) }, "audit of a failure failed"),
+    );
+    throw new InternalToolError();
+  }
+  log(outcome.audit.outcome);
+  return {
+    content: [{ type: "text", text: outcome.text }],
+    ...(outcome.structured === undefined
+      ? {}
+      : { structuredContent: outcome.structured as Record<string, unknown> }),
+    ...(outcome.isError ? { isError: true } : {}),
+  };
+}
+
+function rateLimited(
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
+  tool: ToolDefinition<any, any>,
+  input: z.output<z.ZodObject>,
+  retryAfterS: number,
+): CallToolResult {
+  const text = `rejected: NORTH_RATE_LIMITED. Too many calls in a short time; nothing was done. Wait ${retryAfterS} s, then send the same call again.`;
+  if (!tool.rateLimitedReceipt) return { isError: true, content: [{ type: "text", text }] };
+  return {
+    isError: true,
+    content: [{ type: "text", text }],
+    structuredContent: tool.rateLimitedReceipt(input, retryAfterS),
+  };
+}

@@ -1,0 +1,47 @@
+import type { Locale } from "./question-bank.ts";
+
+/**
+ * The working-profile vocabulary shared by the `onboard` prompt, the tool descriptions and the
+ * server guidance (SPEC §4). Tests assert behaviour (tool names present, the disclosure present,
+ * no completion gate), never exact wording, so this text can be improved freely.
+ */
+
+export const READ_TOOL = "north__working_profile";
+export const SAVE_TOOL = "north__working_profile_answer";
+
+/** What the lawyer must be told before the first save in a conversation. */
+export const DISCLOSURE =
+  "what you save is your transcription of the lawyer's words and is visible to the workspace's managers";
+
+/** Server guidance lines owned by the working-profile capability. */
+export const WORKING_PROFILE_GUIDANCE: readonly string[] = [
+  `Working profile: North keeps question-and-answer pairs about how each lawyer works. Read it with ${READ_TOOL} at the start of substantive work and follow it.`,
+  `Ask about how the lawyer works at three moments: onboarding (the onboard prompt, /north:onboard), whenever the lawyer wants to talk about how they work, and as one relevant follow-up after you finish a piece of work for them.`,
+  `Ask one question at a time. The suggested questions from ${READ_TOOL} (view "next") are optional guidance: reword them, skip them, and ask your own custom questions whenever they fit better. The profile is open-ended and never finished.`,
+  `Save right after each answer with ${SAVE_TOOL}, sending the wording you actually asked as the question. Before the first save in a conversation, tell the lawyer that ${DISCLOSURE}.`,
+  `Never invent an answer. "I don't know" is saved as the lawyer's own uncertainty, or not at all. A lawyer may skip, stop or postpone at any time; then do not ask again in this conversation.`,
+];
+
+const PROMPT_TEXT: Record<Locale, string> = {
+  en: [
+    "Let's run my North onboarding: learn how I work so you can help me better.",
+    `First call ${READ_TOOL} with view "next" to see what is already known and the suggested questions.`,
+    "Then ask me one question at a time, in your own words. The suggestions are only guidance: skip any that do not fit me and ask custom questions about how I work.",
+    `Before you save anything, tell me that ${DISCLOSURE}.`,
+    `Right after each answer, save it with ${SAVE_TOOL}, using the wording you actually asked as the question and my answer as I gave it. Never invent an answer; if I say I don't know, save that as my own uncertainty or save nothing.`,
+    "I may skip a question, stop, or postpone: respect that and do not ask again in this conversation. There is no end point to reach; stop when I want to.",
+  ].join("\n\n"),
+  fr: [
+    "Faisons mon onboarding North : apprends comment je travaille pour mieux m'aider.",
+    `Appelle d'abord ${READ_TOOL} avec view "next" pour voir ce qui est déjà connu et les questions suggérées.`,
+    "Pose-moi ensuite une question à la fois, avec tes propres mots. Les suggestions ne sont qu'un guide : ignore celles qui ne me correspondent pas et pose tes propres questions sur ma façon de travailler.",
+    `Avant d'enregistrer quoi que ce soit, dis-moi que ce que tu enregistres est ta transcription de mes propos et que les responsables de l'espace de travail peuvent le voir (${DISCLOSURE}).`,
+    `Juste après chaque réponse, enregistre-la avec ${SAVE_TOOL}, avec la formulation réellement posée comme question et ma réponse telle que je l'ai donnée. N'invente jamais de réponse ; si je dis que je ne sais pas, enregistre-le comme mon incertitude ou n'enregistre rien.`,
+    "Je peux passer une question, arrêter ou remettre à plus tard : respecte-le et ne redemande pas dans cette conversation. Il n'y a pas de point final à atteindre ; arrête quand je le souhaite.",
+  ].join("\n\n"),
+};
+
+/** The user message the `onboard` prompt puts in the conversation. */
+export function onboardingPromptText(locale: Locale = "en"): string {
+  return PROMPT_TEXT[locale];
+}

@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Tenant } from "@north/db";
+import {
+  buildMcpApp,
+  type Capability,
+  createLogger,
+  createRateLimiter,
+  type Principal,
+  type RateLimiter,
+  type Scope,
+} from "@north/mcp-server";
+import type { TestDatabase } from "./database.ts";
+
+export const ALL_SCOPES: Scope[] = ["profile:write", "memory:read", "memory:write", "admin"];
+export const TEST_AUDIT_KEY = "test-audit-key-for-north-suites";
+
+export interface TestApp {
+  app: ReturnType<typeof buildMcpApp>;
+  /** Every log line the app wrote, as text. */
+  logs: string[];
+  limiter: RateLimiter;
+  /** Registers a principal and returns the bearer token the synthetic resolver maps to it. */
+  tokenFor(tenant: Tenant, options?: { scopes?: Scope[]; role?: Principal["role"] }): string;
+  /** An SDK client connected through `app.request` with that principal's token. */
+  connect(
+    tenant: Tenant,
+    options?: { scopes?: Scope[]; role?: Principal["role"] },
+  ): Promise<Client>;
+  /** `app.request` with the given token. */
+  request(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  db: TestDatabase;
+  limiter?: RateLimiter;
+  capabilities?: readonly Capability[];
+}
+
+/**
+ * The real app (`buildMcpApp`) with a synthetic resolver: bearer tokens minted here map to
+ * principals. Everything else is real: transport, limiter, tenant transactions, ledger, logger.
+ */
+export function createTestApp(options: TestAppOptions): TestApp {
+  const principals = new Map<string, Principal>();
+  const logs: string[] = [];
+  const logger = createLogger({
+    level: "debug",
+    stream: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const limiter =
+    options.limiter ?? createRateLimiter({ writesPerMinute: 10_000, readsPerMinute: 10_000 });
+  const app = buildMcpApp({
+    db: options.db.app.db,
+    resolvePrincipal: async (request) => {
+      const header = request.headers.get("authorization") ?? "";
+      const token = header.startsWith("Bearer ") ? header.slice(7) : "";
+      return principals.get(token) ?? null;
+    },
+    limiter,
+    logger,
+    auditKey: TEST_AUDIT_KEY,
+    capabilities: options.capabilities,
+  });
+  const tokenFor: TestApp["tokenFor"] = (tenant, opts = {}) => {
+    const token = `test_${randomBytes(12).toString("hex")}`;
+    principals.set(token, {
+      organizationId: tenant.organizationId,
+      userId: tenant.userId,
+      role: opts.role ?? "member",
+      scopes: opts.scopes ?? ALL_SCOPES,
+      tokenId: null,
+    });
+    return token;
+  };
+  const clients: Client[] = [];
+  return {
+    app,
+    logs,
+    limiter,
+    tokenFor,
+    async connect(tenant, opts) {
+      const token = tokenFor(tenant, opts);
+      const transport = new StreamableHTTPClientTransport(new URL("http://localhost/mcp"), {
+        fetch: async (url, init) => app.request(String(url), init as RequestInit),
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      });
+      const client = new Client({ name: "north-test", version: "0.0.0" });
+      await client.connect(transport);
+      clients.push(client);
+      return client;
+    },
+    request(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.token) headers.set("Authorization", `Bearer ${init.token}`);
+      return Promise.resolve(app.request(`http://localhost${path}`, { ...init, headers }));
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close()));
+      if (!options.limiter) await limiter.close();
+    },
+  };
+}
