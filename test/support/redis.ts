@@ -43,6 +43,7 @@ export async function startRedis(): Promise<TestRedis> {
       lazyConnect: true,
       retryStrategy: () => null,
     });
+    probe.on("error", () => {}); // refused until the server listens; the loop retries
     for (let attempt = 0; ; attempt++) {
       try {
         await probe.connect();

@@ -61,6 +61,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     };
     client.on("ready", () => report("ready"));
     client.on("error", () => report("unreachable"));
+    client.on("close", () => report("unreachable"));
     client.on("end", () => report("unreachable"));
     redis = client;
     const onRedis = (kind: ToolKind) =>

@@ -149,10 +149,12 @@ export function createMcpServer(
         requestId: request.requestId,
       });
     } catch (error) {
-      if (error instanceof InternalToolError)
-        throw new McpError(ErrorCode.InternalError, "Internal error");
-      deps.logger.error({ requestId: request.requestId, tool: tool.name }, "tool runner failed");
-      throw new McpError(ErrorCode.InternalError, "Internal error");
+      if (!(error instanceof InternalToolError)) {
+        deps.logger.error({ requestId: request.requestId, tool: tool.name }, "tool runner failed");
+      }
+      // The SDK answers an error without a numeric code as JSON-RPC -32603 with this message,
+      // unprefixed; nothing about the failure itself leaves the process.
+      throw new Error("Internal error");
     }
   });
 
