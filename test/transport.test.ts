@@ -82,7 +82,7 @@ describe("transport safety", () => {
     expect(response.headers.get("mcp-session-id")).toBeNull();
   });
 
-  it("refuses a foreign Origin with 403 and accepts none", async () => {
+  it("refuses a foreign Origin with 403, and accepts a local one or none", async () => {
     const refused = await harness.request("/mcp", {
       method: "POST",
       token,
@@ -90,6 +90,20 @@ describe("transport safety", () => {
       body: initialize,
     });
     expect(refused.status).toBe(403);
+    const local = await harness.request("/mcp", {
+      method: "POST",
+      token,
+      headers: { ...mcpHeaders, Origin: "http://localhost:6274" },
+      body: initialize,
+    });
+    expect(local.status).toBe(200);
+    const bare = await harness.request("/mcp", {
+      method: "POST",
+      token,
+      headers: mcpHeaders,
+      body: initialize,
+    });
+    expect(bare.status).toBe(200);
   });
 
   it("refuses an unknown Host with 403 (DNS rebinding)", async () => {

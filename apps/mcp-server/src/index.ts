@@ -1,6 +1,12 @@
 export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./app.ts";
 export { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
 export {
+  BUN_IDLE_TIMEOUT_S,
+  type HttpServerHandle,
+  type HttpServerOptions,
+  startHttpServer,
+} from "./http-server.ts";
+export {
   createRateLimiter,
   type LimitDecision,
   type LimiterStatus,

@@ -15,9 +15,20 @@ function hostname(host: string): string {
   return trimmed.replace(/:\d+$/, "");
 }
 
+/** An origin on one of our own host names (e.g. the MCP Inspector on localhost). */
+function sameHostOrigin(origin: string, hosts: Set<string>): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === "http:" || url.protocol === "https:") && hosts.has(hostname(url.host));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * DNS-rebinding protection (SPEC §3): an unknown `Host` → 403; an `Origin` that is present and
- * not allowed → 403. Requests without `Origin` (CLI hosts, server-to-server) pass.
+ * not allowed → 403. Requests without `Origin` (CLI hosts, server-to-server) pass, and so do
+ * browser origins on one of our own host names: a rebinding page carries its own, foreign name.
  */
 export function transportGuard(options: TransportGuardOptions): MiddlewareHandler {
   const hosts = new Set(options.allowedHosts.map((h) => h.toLowerCase()));
@@ -29,7 +40,11 @@ export function transportGuard(options: TransportGuardOptions): MiddlewareHandle
       throw new HTTPException(403, { message: "Host not allowed" });
     }
     const origin = c.req.header("origin");
-    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+    if (
+      origin !== undefined &&
+      !origins.has(origin.toLowerCase()) &&
+      !sameHostOrigin(origin, hosts)
+    ) {
       throw new HTTPException(403, { message: "Origin not allowed" });
     }
     await next();
