@@ -1,0 +1,73 @@
+/**
+ * Benchmark load generator, run as its own process by scripts/bench.ts so that client work does
+ * not share the server's event loop. N official SDK clients call one tool over loopback HTTP for
+ * a fixed time and print one JSON line: calls, errors, and per-call latencies summarised.
+ *
+ * argv: <url> <tool: save|read> <seconds> <token>...
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [url, workload, secondsText, ...tokens] = process.argv.slice(2);
+if (!url || !workload || !secondsText || tokens.length === 0) {
+  console.error("usage: bench-clients <url> <save|read> <seconds> <token>...");
+  process.exit(2);
+}
+const seconds = Number(secondsText);
+
+const clients = await Promise.all(
+  tokens.map(async (token) => {
+    const client = new Client({ name: "north-bench", version: "0.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    return client;
+  }),
+);
+
+const latencies: number[] = [];
+let errors = 0;
+const call = (client: Client, index: number, n: number) =>
+  workload === "save"
+    ? client.callTool({
+        name: "north__working_profile_answer",
+        arguments: {
+          question: `Bench question ${index}-${n}-${process.pid}?`,
+          answer: "A benchmark answer.",
+        },
+      })
+    : client.callTool({ name: "north__working_profile", arguments: {} });
+
+// Warm-up: one call per client, not measured.
+await Promise.all(clients.map((c, i) => call(c, i, -1)));
+
+const started = performance.now();
+const deadline = started + seconds * 1000;
+await Promise.all(
+  clients.map(async (client, index) => {
+    for (let n = 0; performance.now() < deadline; n++) {
+      const t0 = performance.now();
+      const result = await call(client, index, n);
+      latencies.push(performance.now() - t0);
+      if (result.isError) errors++;
+    }
+  }),
+);
+const elapsed = (performance.now() - started) / 1000;
+await Promise.all(clients.map((c) => c.close()));
+
+latencies.sort((a, b) => a - b);
+const pick = (q: number) =>
+  latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+console.log(
+  JSON.stringify({
+    calls: latencies.length,
+    errors,
+    elapsed,
+    p50: pick(0.5),
+    p99: pick(0.99),
+    cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+  }),
+);

@@ -1,0 +1,229 @@
+/**
+ * `bun run bench`: North's MCP server against the same transactions as raw SQL through pgbench,
+ * measured in the same run on the same PostgreSQL, and reported as ratios (the machines are
+ * shared and noisy, so only ratios mean anything).
+ *
+ * For each workload (save: an id-less create; read: the whole profile), 8 SDK clients in a
+ * separate process call the tool over loopback HTTP for BENCH_SECONDS; then pgbench runs, with 8
+ * clients on the app login role, the SQL one such call executes: BEGIN, set the tenant, the
+ * store's statement, the audit insert, COMMIT.
+ *
+ * Env: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 8), DATABASE_URL (else embedded).
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import {
+  addMember,
+  connectDatabase,
+  createOrganization,
+  migrateDatabase,
+  provisionDatabase,
+  startEmbeddedPostgres,
+} from "@north/db";
+import {
+  buildMcpApp,
+  createLogger,
+  createRateLimiter,
+  type Principal,
+  startHttpServer,
+} from "@north/mcp-server";
+import postgres from "postgres";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
+const LOGIN = { user: "north_app_bench", password: randomBytes(12).toString("hex") };
+const scratch = await mkdtemp(path.join(tmpdir(), "north-bench-"));
+
+interface Figures {
+  callsPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+function run(command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env } });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.on("exit", (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+const embedded = process.env.DATABASE_URL
+  ? undefined
+  : await startEmbeddedPostgres({
+      dataDir: path.join(scratch, "pg"),
+      password: randomBytes(12).toString("hex"),
+      persistent: false,
+    });
+const serverUrl = process.env.DATABASE_URL ?? embedded?.url("postgres") ?? "";
+const dbName = `north_bench_${randomBytes(3).toString("hex")}`;
+const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+await admin.unsafe(`CREATE DATABASE ${dbName}`);
+const ownerUrl = new URL(serverUrl);
+ownerUrl.pathname = `/${dbName}`;
+const appUrl = new URL(ownerUrl);
+appUrl.username = LOGIN.user;
+appUrl.password = LOGIN.password;
+
+try {
+  await migrateDatabase(ownerUrl.toString());
+  await provisionDatabase(ownerUrl.toString(), {
+    loginUser: LOGIN.user,
+    loginPassword: LOGIN.password,
+  });
+  const owner = connectDatabase(ownerUrl.toString(), { max: 2 });
+  const org = await createOrganization(owner.db, { name: "Bench" });
+  // Separate lawyers for each workload, so reads see a fixed ten-entry profile however many
+  // rows the save phase wrote.
+  const lawyers = async (workload: string) => {
+    const created = [];
+    for (let i = 0; i < CLIENTS; i++) {
+      created.push(
+        await addMember(owner.db, { organizationId: org.id, email: `${workload}${i}@example.test` }),
+      );
+    }
+    return created;
+  };
+  const cohorts = { save: await lawyers("save"), read: await lawyers("read") };
+  for (const m of cohorts.read) {
+    await owner.client`
+      insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+      select ${org.id}, ${m.userId}, 'seed-' || g, 'Seed question ' || g || '?', repeat('answer ', 20)
+      from generate_series(1, 10) g`;
+  }
+  await owner.close();
+
+  const app = connectDatabase(appUrl.toString(), { max: 10, applicationName: "north-bench" });
+  const principals = new Map<string, Principal>(
+    [...cohorts.save, ...cohorts.read].map((m) => [
+      `bench_${m.userId}`,
+      {
+        organizationId: org.id,
+        userId: m.userId,
+        role: "member",
+        scopes: ["profile:write"],
+        tokenId: null,
+      },
+    ]),
+  );
+  const mcp = buildMcpApp({
+    db: app.db,
+    resolvePrincipal: async (request) =>
+      principals.get((request.headers.get("authorization") ?? "").replace(/^Bearer /, "")) ?? null,
+    limiter: createRateLimiter({ writesPerMinute: 1e9, readsPerMinute: 1e9 }),
+    logger: createLogger({ level: "warn" }),
+    auditKey: randomBytes(32).toString("hex"),
+  });
+  const server = await startHttpServer(mcp.fetch, { port: 0, hostname: "127.0.0.1" });
+  const mcpUrl = `http://127.0.0.1:${server.port}/mcp`;
+
+  const sdk = async (workload: "save" | "read"): Promise<Figures> => {
+    const cpuBefore = process.cpuUsage();
+    const out = await run("bun", [
+      path.join(import.meta.dirname, "bench-clients.ts"),
+      mcpUrl,
+      workload,
+      String(SECONDS),
+      ...cohorts[workload].map((m) => `bench_${m.userId}`),
+    ]);
+    const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+    if (r.errors > 0) throw new Error(`${r.errors} ${workload} calls failed`);
+    const cpu = process.cpuUsage(cpuBefore);
+    console.error(
+      `${workload}: server cpu ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s, client cpu ${r.cpuSeconds.toFixed(1)} s over ${r.elapsed.toFixed(1)} s`,
+    );
+    return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99 };
+  };
+
+  const tenant = (workload: "save" | "read") => `\\set m random(1, ${CLIENTS})
+BEGIN;
+SELECT set_config('north.organization_id', '${org.id}', true), set_config('north.user_id', (array[${cohorts[workload].map((m) => `'${m.userId}'`).join(",")}]::text[])[:m], true);`;
+  const audit = (tool: string, outcome: string, target: boolean) =>
+    `INSERT INTO audit_events (organization_id, actor_id, token_id, request_id, tool, outcome, target_fingerprint, target_length) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, NULL, gen_random_uuid(), '${tool}', '${outcome}', ${target ? "md5(random()::text) || md5(random()::text), 69" : "NULL, NULL"});`;
+  const scripts = {
+    save: `${tenant("save")}
+\\set q random(1, 2000000000)
+INSERT INTO working_profile_answers (organization_id, owner_id, question_id, question, answer) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, 'auto:' || md5(:q::text || random()::text), 'Bench question ' || :q || '?', 'A benchmark answer.') ON CONFLICT DO NOTHING RETURNING version;
+${audit("north__working_profile_answer", "created", true)}
+COMMIT;
+`,
+    read: `${tenant("read")}
+SELECT organization_id, owner_id, question_id, question, answer, version, created_at, updated_at FROM working_profile_answers WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND owner_id = nullif(current_setting('north.user_id', true), '')::uuid ORDER BY created_at, question_id;
+${audit("north__working_profile", "read", false)}
+COMMIT;
+`,
+  };
+
+  const pgbench = async (workload: "save" | "read"): Promise<Figures> => {
+    const script = path.join(scratch, `${workload}.sql`);
+    const logDir = path.join(scratch, `log-${workload}`);
+    await run("mkdir", ["-p", logDir]);
+    await writeFile(script, scripts[workload]);
+    const out = await run("pgbench", [
+      "-n",
+      "-M",
+      "prepared",
+      "-c",
+      String(CLIENTS),
+      "-j",
+      "2",
+      "-T",
+      String(SECONDS),
+      "-f",
+      script,
+      "-l",
+      "--log-prefix",
+      path.join(logDir, "tx"),
+      appUrl.toString(),
+    ]);
+    const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
+    const latencies: number[] = [];
+    for (const file of await readdir(logDir)) {
+      for (const line of (await readFile(path.join(logDir, file), "utf8")).split("\n")) {
+        const micros = Number(line.split(" ")[2]);
+        if (Number.isFinite(micros) && line) latencies.push(micros / 1000);
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    const pick = (q: number) => latencies[Math.floor(q * (latencies.length - 1))] ?? 0;
+    return { callsPerSecond: tps, p50: pick(0.5), p99: pick(0.99) };
+  };
+
+  const rows: string[] = [];
+  for (const workload of ["save", "read"] as const) {
+    const north = await sdk(workload);
+    const raw = await pgbench(workload);
+    const ratio = north.callsPerSecond / raw.callsPerSecond;
+    rows.push(
+      `| ${workload} | ${north.callsPerSecond.toFixed(0)} | ${north.p50.toFixed(2)} | ${north.p99.toFixed(2)} | ${raw.callsPerSecond.toFixed(0)} | ${raw.p50.toFixed(2)} | ${raw.p99.toFixed(2)} | **${ratio.toFixed(2)}×** |`,
+    );
+  }
+  console.log(
+    `\nNorth MCP vs raw SQL (pgbench), ${CLIENTS} clients, ${SECONDS} s each, PostgreSQL at ${embedded ? "embedded" : "DATABASE_URL"}\n`,
+  );
+  console.log(
+    "| workload | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const row of rows) console.log(row);
+
+  await server.close();
+  await app.close();
+} finally {
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+  await embedded?.stop();
+  await rm(scratch, { recursive: true, force: true });
+}
