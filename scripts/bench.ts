@@ -91,7 +91,10 @@ try {
     const created = [];
     for (let i = 0; i < CLIENTS; i++) {
       created.push(
-        await addMember(owner.db, { organizationId: org.id, email: `${workload}${i}@example.test` }),
+        await addMember(owner.db, {
+          organizationId: org.id,
+          email: `${workload}${i}@example.test`,
+        }),
       );
     }
     return created;

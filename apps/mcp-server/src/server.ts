@@ -1,5 +1,4 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -10,6 +9,7 @@ import {
   type Prompt,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Database } from "@north/db";
 import { type ZodError, z } from "zod";
 import { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
