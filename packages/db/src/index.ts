@@ -1,4 +1,16 @@
 export {
+  type CreatedToken,
+  type CreateTokenParams,
+  createApiToken,
+  hashToken,
+  listApiTokens,
+  mintToken,
+  type ResolvedToken,
+  resolveApiToken,
+  revokeApiToken,
+  TOKEN_PREFIX,
+} from "./api-tokens.ts";
+export {
   type AuditEvent,
   createFingerprinter,
   recordAudit,
@@ -24,10 +36,16 @@ export {
   startEmbeddedPostgres,
 } from "./embedded.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
-export { ADMIN_FUNCTION, type ProvisionOptions, provisionDatabase } from "./provision.ts";
+export {
+  ADMIN_FUNCTION,
+  type ProvisionOptions,
+  provisionDatabase,
+  RESOLVE_TOKEN_FUNCTION,
+} from "./provision.ts";
 export {
   AUDIT_OUTCOMES,
   type AuditOutcome,
+  apiTokens,
   auditEvents,
   MEMBER_ROLES,
   type MemberRole,

@@ -1,7 +1,13 @@
 import { getTableName } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import postgres from "postgres";
-import { auditEvents, members, organizations, workingProfileAnswers } from "./schema/index.ts";
+import {
+  apiTokens,
+  auditEvents,
+  members,
+  organizations,
+  workingProfileAnswers,
+} from "./schema/index.ts";
 
 export interface ProvisionOptions {
   /** The login role the app connects as at run time (`DB_APP_LOGIN_USER`). */
@@ -22,6 +28,8 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
     privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",
   },
   { table: auditEvents, privileges: "INSERT" },
+  // Nothing: the app reads tokens only through resolve_api_token.
+  { table: apiTokens, privileges: "" },
 ];
 
 export const ADMIN_FUNCTION = "working_profile_answers_for_admin";
@@ -80,6 +88,50 @@ BEGIN
 END
 $fn$`;
 
+export const RESOLVE_TOKEN_FUNCTION = "resolve_api_token";
+
+/**
+ * The principal behind an API token hash, if the token is neither expired nor revoked and its
+ * user is still a member. SECURITY DEFINER owned by `forma`: the app role has no privilege on
+ * `api_tokens`, so this is its only way in, and it can only look up a hash it already holds.
+ * `last_used_at` is written at most once a minute per token, so busy tokens do not turn every
+ * request into a write.
+ */
+const RESOLVE_TOKEN_SQL = `
+CREATE FUNCTION public.${RESOLVE_TOKEN_FUNCTION}(p_token_hash text)
+RETURNS TABLE (token_id uuid, organization_id uuid, user_id uuid, role text, scopes text[])
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    WITH found AS (
+      SELECT t.id, t.organization_id, t.user_id, t.scopes, t.last_used_at
+      FROM public.api_tokens t
+      WHERE t.token_hash = p_token_hash
+        AND t.revoked_at IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())
+    ), touched AS (
+      UPDATE public.api_tokens t SET last_used_at = pg_catalog.now()
+      FROM found f
+      WHERE t.id = f.id
+        AND (f.last_used_at IS NULL OR f.last_used_at < pg_catalog.now() - interval '1 minute')
+    )
+    SELECT f.id, f.organization_id, f.user_id, m.role, f.scopes
+    FROM found f
+    JOIN public.members m ON m.organization_id = f.organization_id AND m.user_id = f.user_id;
+END
+$fn$`;
+
+/** SECURITY DEFINER functions provisioning owns: dropped and re-created on every run. */
+const FUNCTIONS: ReadonlyArray<{ name: string; args: string; sql: string }> = [
+  { name: ADMIN_FUNCTION, args: "uuid, uuid", sql: ADMIN_FUNCTION_SQL },
+  { name: RESOLVE_TOKEN_FUNCTION, args: "text", sql: RESOLVE_TOKEN_SQL },
+];
+
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Fixed key for `pg_advisory_xact_lock`: concurrent runs queue instead of racing on CREATE ROLE. */
@@ -135,21 +187,23 @@ export async function provisionDatabase(url: string, options: ProvisionOptions):
         // Not forced: forma's owner bypass is what the admin function relies on.
         await sql.unsafe(`ALTER TABLE ${name} NO FORCE ROW LEVEL SECURITY`);
         await sql.unsafe(`REVOKE ALL ON ${name} FROM PUBLIC, app_role, ${login}`);
-        await sql.unsafe(`GRANT ${privileges} ON ${name} TO app_role`);
+        if (privileges) await sql.unsafe(`GRANT ${privileges} ON ${name} TO app_role`);
       }
 
       // Drop every overload by its exact signature, without CASCADE, then re-create.
-      const overloads = await sql<{ signature: string }[]>`
-        select p.oid::regprocedure::text as signature
-        from pg_catalog.pg_proc p
-        join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-        where n.nspname = 'public' and p.proname = ${ADMIN_FUNCTION}`;
-      for (const { signature } of overloads) await sql.unsafe(`DROP FUNCTION ${signature}`);
-      await sql.unsafe(ADMIN_FUNCTION_SQL);
-      const fn = `public.${ADMIN_FUNCTION}(uuid, uuid)`;
-      await sql.unsafe(`ALTER FUNCTION ${fn} OWNER TO forma`);
-      await sql.unsafe(`REVOKE ALL ON FUNCTION ${fn} FROM PUBLIC`);
-      await sql.unsafe(`GRANT EXECUTE ON FUNCTION ${fn} TO app_role`);
+      for (const fn of FUNCTIONS) {
+        const overloads = await sql<{ signature: string }[]>`
+          select p.oid::regprocedure::text as signature
+          from pg_catalog.pg_proc p
+          join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+          where n.nspname = 'public' and p.proname = ${fn.name}`;
+        for (const { signature } of overloads) await sql.unsafe(`DROP FUNCTION ${signature}`);
+        await sql.unsafe(fn.sql);
+        const qualified = `public.${fn.name}(${fn.args})`;
+        await sql.unsafe(`ALTER FUNCTION ${qualified} OWNER TO forma`);
+        await sql.unsafe(`REVOKE ALL ON FUNCTION ${qualified} FROM PUBLIC`);
+        await sql.unsafe(`GRANT EXECUTE ON FUNCTION ${qualified} TO app_role`);
+      }
     });
   } finally {
     await client.end({ timeout: 5 });

@@ -99,6 +99,18 @@ const statements: Record<string, Record<Op, (t: Tenant, sql: Sql) => Promise<num
     delete: async (t, sql) =>
       (await sql`delete from organizations where id = ${t.organizationId} returning 1`).length,
   },
+  api_tokens: {
+    select: async (t, sql) =>
+      (await sql`select 1 from api_tokens where user_id = ${t.userId}`).length,
+    insert: async (t, sql) =>
+      (
+        await sql`insert into api_tokens (organization_id, user_id, token_hash, scopes)
+                  values (${t.organizationId}, ${t.userId}, repeat('a', 64), '{}') returning 1`
+      ).length,
+    update: async (t, sql) =>
+      (await sql`update api_tokens set revoked_at = now() where user_id = ${t.userId}`).count,
+    delete: async (t, sql) => (await sql`delete from api_tokens where user_id = ${t.userId}`).count,
+  },
   audit_events: {
     select: async (t, sql) =>
       (await sql`select 1 from audit_events where organization_id = ${t.organizationId}`).length,
@@ -127,6 +139,8 @@ const MATRIX: Record<string, Record<Op, [Expectation, Expectation, Expectation]>
   members: { select: [1, 1, 0], insert: [D, D, D], update: [D, D, D], delete: [D, D, D] },
   organizations: { select: [1, 1, 0], insert: [D, D, D], update: [D, D, D], delete: [D, D, D] },
   audit_events: { select: [D, D, D], insert: [1, D, D], update: [D, D, D], delete: [D, D, D] },
+  // No privilege at all: the app reaches tokens only through resolve_api_token.
+  api_tokens: { select: [D, D, D], insert: [D, D, D], update: [D, D, D], delete: [D, D, D] },
 };
 
 const TARGETS: Target[] = ["own", "same-org user", "other org"];

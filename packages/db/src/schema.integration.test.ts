@@ -7,9 +7,21 @@ import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { MIGRATIONS_FOLDER } from "./migrate.ts";
-import { auditEvents, members, organizations, workingProfileAnswers } from "./schema/index.ts";
+import {
+  apiTokens,
+  auditEvents,
+  members,
+  organizations,
+  workingProfileAnswers,
+} from "./schema/index.ts";
 
-const TENANT_TABLES: PgTable[] = [organizations, members, workingProfileAnswers, auditEvents];
+const TENANT_TABLES: PgTable[] = [
+  organizations,
+  members,
+  workingProfileAnswers,
+  auditEvents,
+  apiTokens,
+];
 const declared = TENANT_TABLES.flatMap((table) => {
   const config = getTableConfig(table);
   return config.policies.map((p) => ({

@@ -1,3 +1,4 @@
+export { apiTokens } from "./api-tokens.ts";
 export { AUDIT_OUTCOMES, type AuditOutcome, auditEvents } from "./audit.ts";
 export { MEMBER_ROLES, type MemberRole, members } from "./members.ts";
 export { organizations } from "./organizations.ts";

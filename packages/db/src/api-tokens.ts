@@ -1,0 +1,116 @@
+import { createHash, randomBytes } from "node:crypto";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Database } from "./client.ts";
+import { apiTokens } from "./schema/index.ts";
+
+export const TOKEN_PREFIX = "north_";
+const TOKEN_SHAPE = /^north_[A-Za-z0-9_-]{43}$/;
+
+/** SHA-256 hex of a token: the only form in which a token is ever stored. */
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+/** `north_` + 256 random bits, base64url. */
+export function mintToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString("base64url");
+}
+
+export interface CreateTokenParams {
+  organizationId: string;
+  userId: string;
+  scopes: readonly string[];
+  expiresAt: Date | null;
+}
+
+export interface CreatedToken {
+  id: string;
+  /** Shown once; only its hash is kept. */
+  token: string;
+  scopes: string[];
+  expiresAt: Date | null;
+}
+
+/** Mints and stores a token for a member (owner connection). The plaintext is returned once. */
+export async function createApiToken(
+  db: Database,
+  params: CreateTokenParams,
+): Promise<CreatedToken> {
+  const token = mintToken();
+  const [row] = await db
+    .insert(apiTokens)
+    .values({
+      organizationId: params.organizationId,
+      userId: params.userId,
+      tokenHash: hashToken(token),
+      scopes: [...params.scopes],
+      expiresAt: params.expiresAt,
+    })
+    .returning({ id: apiTokens.id, scopes: apiTokens.scopes, expiresAt: apiTokens.expiresAt });
+  if (!row) throw new Error("insert returned no token");
+  return { id: row.id, token, scopes: row.scopes, expiresAt: row.expiresAt };
+}
+
+/** Every token of an organization, newest first, without hashes. */
+export async function listApiTokens(db: Database, params: { organizationId: string }) {
+  return db
+    .select({
+      id: apiTokens.id,
+      userId: apiTokens.userId,
+      scopes: apiTokens.scopes,
+      createdAt: apiTokens.createdAt,
+      expiresAt: apiTokens.expiresAt,
+      revokedAt: apiTokens.revokedAt,
+      lastUsedAt: apiTokens.lastUsedAt,
+    })
+    .from(apiTokens)
+    .where(eq(apiTokens.organizationId, params.organizationId))
+    .orderBy(desc(apiTokens.createdAt));
+}
+
+/** Revokes a token; `found: false` when no such token exists. Revoking twice keeps the first time. */
+export async function revokeApiToken(db: Database, params: { id: string }) {
+  const [revoked] = await db
+    .update(apiTokens)
+    .set({ revokedAt: sql`now()` })
+    .where(and(eq(apiTokens.id, params.id), isNull(apiTokens.revokedAt)))
+    .returning({ revokedAt: apiTokens.revokedAt });
+  if (revoked) return { found: true, revokedAt: revoked.revokedAt };
+  const [existing] = await db
+    .select({ revokedAt: apiTokens.revokedAt })
+    .from(apiTokens)
+    .where(eq(apiTokens.id, params.id));
+  return existing ? { found: true, revokedAt: existing.revokedAt } : { found: false as const };
+}
+
+export interface ResolvedToken {
+  tokenId: string;
+  organizationId: string;
+  userId: string;
+  role: "member" | "manager";
+  scopes: string[];
+}
+
+/**
+ * The principal behind a presented token, or null (malformed, unknown, expired, revoked, or
+ * its user no longer a member). Runs on the app login role through `resolve_api_token`.
+ */
+export async function resolveApiToken(db: Database, token: string): Promise<ResolvedToken | null> {
+  if (!TOKEN_SHAPE.test(token)) return null;
+  const rows = await db.execute<{
+    token_id: string;
+    organization_id: string;
+    user_id: string;
+    role: "member" | "manager";
+    scopes: string[];
+  }>(sql`select * from public.resolve_api_token(${hashToken(token)})`);
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    tokenId: row.token_id,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    role: row.role,
+    scopes: row.scopes,
+  };
+}
