@@ -55,12 +55,44 @@ describe("what each kind of principal is offered", () => {
     for (const name of PROFILE_TOOLS) {
       await expect(
         client.callTool({ name, arguments: { question: "Q?", answer: "A." } }),
-      ).rejects.toThrow(/Unknown tool .*scopes/);
+      ).rejects.toThrow(/403|Insufficient scope/);
     }
-    await expect(client.getPrompt({ name: "onboard" })).rejects.toThrow(/Unknown prompt/);
+    await expect(client.getPrompt({ name: "onboard" })).rejects.toThrow(/403|Insufficient scope/);
     const [rows] = await db.owner
       .client`select count(*)::int as n from working_profile_answers where owner_id = ${ws.member.userId}`;
     expect(rows?.n).toBe(0);
+  });
+
+  it("answers a call outside the principal's scopes with 403 and an insufficient_scope challenge", async () => {
+    const token = harness.tokenFor(ws.member, { scopes: ["memory:read"] });
+    const response = await harness.request("/mcp", {
+      method: "POST",
+      token,
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: {
+          name: "north__working_profile_answer",
+          arguments: { question: "Q?", answer: "A." },
+        },
+      }),
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toMatch(
+      /error="insufficient_scope", scope="profile:write"/,
+    );
+  });
+
+  it("answers an unknown tool with a JSON-RPC error naming scopes, not a crash", async () => {
+    const client = await harness.connect(ws.member, { scopes: ["profile:write"] });
+    await expect(client.callTool({ name: "north__nothing", arguments: {} })).rejects.toThrow(
+      /Unknown tool/,
+    );
   });
 
   it("gives the onboard prompt its title and an optional locale", async () => {

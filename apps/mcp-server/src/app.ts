@@ -6,9 +6,11 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
+import { requiredScopes } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
+import { hasScopes } from "./principal.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
 import type { Capability } from "./tool-definition.ts";
 import { transportGuard } from "./transport-guard.ts";
@@ -35,6 +37,29 @@ export interface McpAppDeps {
 }
 
 export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"] as const;
+
+/**
+ * For a tools/call or prompts/get (or a batch holding one) naming a tool or prompt of a
+ * capability the principal lacks scopes for: the scopes needed, for a 403 (SPEC §3).
+ */
+function missingScopes(
+  principal: Principal,
+  body: unknown,
+  capabilities: readonly Capability[] | undefined,
+): { scopes: readonly string[]; id: unknown } | undefined {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!message || typeof message !== "object") continue;
+    const { method, params, id } = message as {
+      method?: unknown;
+      params?: { name?: unknown };
+      id?: unknown;
+    };
+    if (typeof method !== "string" || typeof params?.name !== "string") continue;
+    const scopes = requiredScopes(method, params.name, capabilities);
+    if (scopes && !hasScopes(principal, scopes)) return { scopes, id: id ?? null };
+  }
+  return undefined;
+}
 
 type Env = { Variables: { requestId: string; principal: Principal } };
 
@@ -139,8 +164,31 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     }),
     authenticate,
     async (c) => {
+      const principal = c.get("principal");
+      let body: unknown;
+      try {
+        body = JSON.parse(await c.req.text());
+      } catch {
+        return c.json(
+          { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
+          400,
+        );
+      }
+      const missing = missingScopes(principal, body, deps.capabilities);
+      if (missing) {
+        const scope = missing.scopes.join(" ");
+        return c.json(
+          {
+            jsonrpc: "2.0",
+            error: { code: -32003, message: `Insufficient scope: this call needs ${scope}` },
+            id: missing.id,
+          },
+          403,
+          { "WWW-Authenticate": `${challenge}, error="insufficient_scope", scope="${scope}"` },
+        );
+      }
       const server = createMcpServer(
-        c.get("principal"),
+        principal,
         {
           db: deps.db,
           limiter: deps.limiter,
@@ -158,7 +206,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       });
       await server.connect(transport);
       try {
-        return await transport.handleRequest(c.req.raw);
+        return await transport.handleRequest(c.req.raw, { parsedBody: body });
       } finally {
         await server.close();
       }

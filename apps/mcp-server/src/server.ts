@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
@@ -39,6 +40,11 @@ export interface ServerDeps {
   fingerprint: Fingerprinter;
   now: () => number;
   capabilities?: readonly Capability[];
+  /**
+   * Checked before every tool call when the principal was resolved once for a long-lived
+   * connection (stdio): false means the token expired or was revoked since.
+   */
+  stillAuthorized?: () => Promise<boolean>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: any registered tool.
@@ -107,7 +113,7 @@ const nameForError = (name: string) => (SAFE_NAME.test(name) ? name : "(unprinta
 export function createMcpServer(
   principal: Principal,
   deps: ServerDeps,
-  request: { requestId: string },
+  request: { requestId?: string } = {},
 ): Server {
   const capabilities = activeCapabilities(principal, deps.capabilities ?? CAPABILITIES);
   const tools = new Map<string, AnyTool>(
@@ -134,6 +140,10 @@ export function createMcpServer(
         `Unknown tool ${nameForError(call.params.name)}: it does not exist or this token's scopes do not include it.`,
       );
     }
+    if (deps.stillAuthorized && !(await deps.stillAuthorized())) {
+      throw new McpError(-32001, "Unauthorized: the token expired or was revoked.");
+    }
+    const requestId = request.requestId ?? randomUUID();
     const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});
     if (!parsed.success) {
       return {
@@ -154,11 +164,11 @@ export function createMcpServer(
         fingerprint: deps.fingerprint,
         now: deps.now,
         principal,
-        requestId: request.requestId,
+        requestId,
       });
     } catch (error) {
       if (!(error instanceof InternalToolError)) {
-        deps.logger.error({ requestId: request.requestId, tool: tool.name }, "tool runner failed");
+        deps.logger.error({ requestId, tool: tool.name }, "tool runner failed");
       }
       // The SDK answers an error without a numeric code as JSON-RPC -32603 with this message,
       // unprefixed; nothing about the failure itself leaves the process.

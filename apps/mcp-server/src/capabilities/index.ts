@@ -1,4 +1,4 @@
-import { hasScopes, type Principal } from "../principal.ts";
+import { hasScopes, type Principal, type Scope } from "../principal.ts";
 import type { Capability } from "../tool-definition.ts";
 import { workingProfileCapability } from "./working-profile/index.ts";
 
@@ -11,6 +11,25 @@ export function activeCapabilities(
   all: readonly Capability[] = CAPABILITIES,
 ): Capability[] {
   return all.filter((capability) => hasScopes(principal, capability.scopes));
+}
+
+/**
+ * The scopes a tools/call or prompts/get needs, from whichever capability owns that name, or
+ * undefined for a name no capability owns (the SDK answers those as unknown).
+ */
+export function requiredScopes(
+  method: string,
+  name: string,
+  all: readonly Capability[] = CAPABILITIES,
+): readonly Scope[] | undefined {
+  const owner = all.find((capability) =>
+    method === "tools/call"
+      ? capability.tools.some((tool) => tool.name === name)
+      : method === "prompts/get"
+        ? capability.prompts.some((prompt) => prompt.name === name)
+        : false,
+  );
+  return owner?.scopes;
 }
 
 const PREAMBLE =

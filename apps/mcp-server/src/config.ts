@@ -1,0 +1,49 @@
+import { z } from "zod";
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const list = z
+  .string()
+  .optional()
+  .transform((value) =>
+    value
+      ? value
+          .split(",")
+          .map((item) => item.trim())
+          .filter(Boolean)
+      : undefined,
+  );
+
+/** Every environment variable North reads. The README's configuration table mirrors this. */
+export const configSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .describe("owner/migrator connection (migrate, provision, operator CLI)"),
+  DATABASE_APP_URL: z.string().optional().describe("app login role connection used by serve"),
+  REDIS_URL: z.string().optional().describe("shared rate-limiter store; in-process when unset"),
+  DB_APP_LOGIN_USER: z.string().default("north_app"),
+  DB_APP_LOGIN_PASSWORD: z.string().optional(),
+  NORTH_AUDIT_KEY: z.string().min(16).optional().describe("HMAC key for audit fingerprints"),
+  NORTH_TOKEN: z.string().optional().describe("API token for serve --stdio"),
+  NORTH_HOME: z.string().optional().describe("local state folder; default ./.north"),
+  NORTH_PORT: positiveInt(7410),
+  NORTH_HOST: z.string().default("127.0.0.1"),
+  NORTH_ALLOWED_HOSTS: list,
+  NORTH_ALLOWED_ORIGINS: list,
+  NORTH_PUBLIC_URL: z.string().url().optional().describe("external base URL, for 401 challenges"),
+  NORTH_WRITES_PER_MINUTE: positiveInt(30),
+  NORTH_READS_PER_MINUTE: positiveInt(120),
+  LOG_LEVEL: z.string().default("info"),
+});
+
+export type NorthConfig = z.output<typeof configSchema>;
+
+/** Parses the environment; a bad value is a one-line error naming the variable, not its value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): NorthConfig {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const names = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid configuration: ${names}`);
+  }
+  return parsed.data;
+}
