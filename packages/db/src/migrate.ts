@@ -1,10 +1,28 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 
-/** The repository's `drizzle/` folder, wherever the process was started from. */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../../drizzle", import.meta.url));
+/**
+ * The repository's `drizzle/` folder, found by walking up from this module, so it resolves the
+ * same from `packages/db/src` and from the Node bundle in `dist/`. `NORTH_MIGRATIONS_DIR`
+ * overrides it for installs that ship the folder elsewhere.
+ */
+function findMigrationsFolder(): string {
+  if (process.env.NORTH_MIGRATIONS_DIR) return path.resolve(process.env.NORTH_MIGRATIONS_DIR);
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, "drizzle");
+    if (existsSync(path.join(candidate, "meta", "_journal.json"))) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error("cannot find the drizzle/ migrations folder");
+    dir = parent;
+  }
+}
+
+export const MIGRATIONS_FOLDER = findMigrationsFolder();
 
 /** Arbitrary but fixed: `hashtext('north.migrate')` would do as well, this needs no round trip. */
 const MIGRATION_LOCK_KEY = 7_410_001;

@@ -1,0 +1,169 @@
+import {
+  addMember,
+  createApiToken,
+  createOrganization,
+  findMemberRole,
+  listApiTokens,
+  migrateDatabase,
+  provisionDatabase,
+  revokeApiToken,
+} from "@north/db";
+import type { NorthConfig } from "../config.ts";
+import { SCOPES, type Scope } from "../principal.ts";
+import { CliError, openOwner } from "./runtime.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const DEFAULT_SCOPES: Scope[] = ["profile:write", "memory:read", "memory:write"];
+const DEFAULT_EXPIRY = "90d";
+
+export function requireUuid(value: string | undefined, flag: string): string {
+  if (!value || !UUID.test(value)) throw new CliError(`${flag} must be a uuid`);
+  return value.toLowerCase();
+}
+
+/** `30d`, `12h`, `15m`, `90s` → a date that far ahead; `never` → null. */
+export function parseExpiry(value: string, now = Date.now()): Date | null {
+  if (value === "never") return null;
+  const match = /^(\d{1,6})([smhd])$/.exec(value);
+  if (!match) throw new CliError("--expires must look like 30d, 12h, 15m, 90s or never");
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
+    match[2] as "s" | "m" | "h" | "d"
+  ];
+  const amount = Number(match[1]);
+  if (amount === 0) throw new CliError("--expires must be at least one unit");
+  return new Date(now + amount * unit);
+}
+
+export async function migrate(config: NorthConfig) {
+  if (!config.DATABASE_URL) {
+    const runtime = await openOwner(config); // the local database is migrated as it opens
+    await runtime.close();
+    return { migrated: true, database: "local" };
+  }
+  await migrateDatabase(config.DATABASE_URL);
+  return { migrated: true, database: "DATABASE_URL" };
+}
+
+export async function provision(config: NorthConfig) {
+  if (!config.DATABASE_URL) {
+    const runtime = await openOwner(config); // and provisioned
+    await runtime.close();
+    return { provisioned: true, database: "local" };
+  }
+  await provisionDatabase(config.DATABASE_URL, {
+    loginUser: config.DB_APP_LOGIN_USER,
+    loginPassword: config.DB_APP_LOGIN_PASSWORD,
+  });
+  return { provisioned: true, database: "DATABASE_URL", loginUser: config.DB_APP_LOGIN_USER };
+}
+
+export async function orgCreate(config: NorthConfig, name: string | undefined) {
+  const trimmed = name?.trim();
+  if (!trimmed || trimmed.length > 200)
+    throw new CliError("org create needs a NAME of 1–200 characters");
+  const runtime = await openOwner(config);
+  try {
+    const org = await createOrganization(runtime.owner.db, { name: trimmed });
+    return { id: org.id };
+  } finally {
+    await runtime.close();
+  }
+}
+
+export async function memberAdd(
+  config: NorthConfig,
+  flags: { org?: string; email?: string; manager?: boolean },
+) {
+  const organizationId = requireUuid(flags.org, "--org");
+  const email = flags.email?.trim() ?? "";
+  if (!EMAIL.test(email) || email.length > 320)
+    throw new CliError("--email must be an email address");
+  const runtime = await openOwner(config);
+  try {
+    const member = await addMember(runtime.owner.db, {
+      organizationId,
+      email,
+      role: flags.manager ? "manager" : "member",
+    }).catch((error: unknown) => {
+      throw translate(error, {
+        "23503": "no such organization",
+        "23505": "that email is already a member",
+      });
+    });
+    return { userId: member.userId, organizationId: member.organizationId, role: member.role };
+  } finally {
+    await runtime.close();
+  }
+}
+
+export async function tokenCreate(
+  config: NorthConfig,
+  flags: { org?: string; user?: string; scope?: string[]; expires?: string },
+) {
+  const organizationId = requireUuid(flags.org, "--org");
+  const userId = requireUuid(flags.user, "--user");
+  const scopes = flags.scope?.length ? flags.scope : DEFAULT_SCOPES;
+  for (const scope of scopes) {
+    if (!(SCOPES as readonly string[]).includes(scope)) {
+      throw new CliError(`unknown scope ${JSON.stringify(scope)}; scopes are ${SCOPES.join(", ")}`);
+    }
+  }
+  const expiresAt = parseExpiry(flags.expires ?? DEFAULT_EXPIRY);
+  const runtime = await openOwner(config);
+  try {
+    const role = await findMemberRole(runtime.owner.db, { organizationId, userId });
+    if (!role) throw new CliError("that user is not a member of that organization");
+    if (scopes.includes("admin") && role !== "manager") {
+      throw new CliError("the admin scope is for managers only");
+    }
+    const created = await createApiToken(runtime.owner.db, {
+      organizationId,
+      userId,
+      scopes: [...new Set(scopes)],
+      expiresAt,
+    });
+    return {
+      id: created.id,
+      token: created.token,
+      scopes: created.scopes,
+      expiresAt: created.expiresAt ? new Date(created.expiresAt).toISOString() : null,
+    };
+  } finally {
+    await runtime.close();
+  }
+}
+
+export async function tokenList(config: NorthConfig, flags: { org?: string }) {
+  const organizationId = requireUuid(flags.org, "--org");
+  const runtime = await openOwner(config);
+  try {
+    const tokens = await listApiTokens(runtime.owner.db, { organizationId });
+    return { tokens };
+  } finally {
+    await runtime.close();
+  }
+}
+
+export async function tokenRevoke(config: NorthConfig, id: string | undefined) {
+  const tokenId = requireUuid(id, "token revoke ID");
+  const runtime = await openOwner(config);
+  try {
+    const result = await revokeApiToken(runtime.owner.db, { id: tokenId });
+    if (!result.found) throw new CliError("no such token");
+    return { id: tokenId, revoked: true, revokedAt: result.revokedAt };
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** A constraint failure as an operator sentence; anything else is rethrown unchanged. */
+function translate(error: unknown, messages: Record<string, string>): unknown {
+  let current: unknown = error;
+  while (current && typeof current === "object") {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && messages[code]) return new CliError(messages[code]);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error;
+}

@@ -1,0 +1,84 @@
+import { connectDatabase, type DatabaseHandle } from "@north/db";
+import type { NorthConfig } from "../config.ts";
+import {
+  type LocalDatabase,
+  type LocalState,
+  loadLocalState,
+  northHome,
+  openLocalDatabase,
+} from "./local.ts";
+
+/** A one-line operator error: printed to stderr, exit code 1, no stack. */
+export class CliError extends Error {
+  override name = "CliError";
+}
+
+export interface OwnerRuntime {
+  owner: DatabaseHandle;
+  local?: { home: string; state: LocalState; database: LocalDatabase };
+  close(): Promise<void>;
+}
+
+/**
+ * The owner connection for operator commands: `DATABASE_URL`, or, when it is unset, the local
+ * embedded database under `.north/` (started for the command if `bun run start` is not running).
+ */
+export async function openOwner(config: NorthConfig): Promise<OwnerRuntime> {
+  if (config.DATABASE_URL) {
+    const owner = connectDatabase(config.DATABASE_URL, { max: 2, applicationName: "north-cli" });
+    return { owner, close: () => owner.close() };
+  }
+  const home = northHome(config.NORTH_HOME);
+  const state = await loadLocalState(home);
+  const database = await openLocalDatabase(home, state);
+  const owner = connectDatabase(database.ownerUrl, { max: 2, applicationName: "north-cli" });
+  return {
+    owner,
+    local: { home, state, database },
+    async close() {
+      await owner.close();
+      await database.stop();
+    },
+  };
+}
+
+export interface AppRuntime {
+  app: DatabaseHandle;
+  auditKey: string;
+  local?: { home: string; state: LocalState; database: LocalDatabase };
+  close(): Promise<void>;
+}
+
+/**
+ * The app-role connection for `serve`: `DATABASE_APP_URL` with `NORTH_AUDIT_KEY`, or the local
+ * embedded database and the key kept in `.north/local.json`.
+ */
+export async function openApp(config: NorthConfig): Promise<AppRuntime> {
+  if (config.DATABASE_APP_URL) {
+    if (!config.NORTH_AUDIT_KEY) {
+      throw new CliError(
+        "NORTH_AUDIT_KEY is not set: serve needs it (at least 16 characters) with DATABASE_APP_URL",
+      );
+    }
+    const app = connectDatabase(config.DATABASE_APP_URL, { max: 10 });
+    return { app, auditKey: config.NORTH_AUDIT_KEY, close: () => app.close() };
+  }
+  if (config.DATABASE_URL) {
+    throw new CliError(
+      "DATABASE_APP_URL is not set: serve connects as the app login role, never as the owner",
+    );
+  }
+  const home = northHome(config.NORTH_HOME);
+  const state = await loadLocalState(home);
+  const database = await openLocalDatabase(home, state);
+  const app = connectDatabase(database.appUrl, { max: 10 });
+  return {
+    app,
+    auditKey: config.NORTH_AUDIT_KEY ?? state.auditKey,
+    local: { home, state, database },
+    async close() {
+      await app.close();
+      await database.stop();
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import path from "node:path";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { connectDatabase, createFingerprinter } from "@north/db";
+import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
+import { createApiTokenResolver, principalForToken } from "../auth.ts";
+import type { NorthConfig } from "../config.ts";
+import { startHttpServer } from "../http-server.ts";
+import { createRateLimiter } from "../limiter.ts";
+import { createLogger, describeError, type Logger } from "../logger.ts";
+import { createMcpServer } from "../server.ts";
+import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
+import { CliError, openApp } from "./runtime.ts";
+
+export interface ServeFlags {
+  port?: number;
+  host?: string;
+}
+
+function limiterFor(config: NorthConfig, logger: Logger) {
+  return createRateLimiter({
+    writesPerMinute: config.NORTH_WRITES_PER_MINUTE,
+    readsPerMinute: config.NORTH_READS_PER_MINUTE,
+    redisUrl: config.REDIS_URL,
+    onRedisStateChange: (state) =>
+      state === "ready"
+        ? logger.info({ limiter: "redis" }, "rate limiter on Redis")
+        : logger.warn({ limiter: "memory" }, "Redis unreachable: in-process insurance limiter"),
+  });
+}
+
+/** Stops everything in reverse order on SIGINT/SIGTERM, PostgreSQL last, then exits. */
+function onShutdown(logger: Logger, steps: Array<() => Promise<void>>) {
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    for (const step of steps) {
+      await step().catch((error) => logger.error(describeError(error), "shutdown step failed"));
+    }
+    logger.flush();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  return stop;
+}
+
+/**
+ * `north serve` (and the serving half of `bun run start`): HTTP on the app login role. Returns
+ * the URL once listening.
+ */
+export async function serveHttp(
+  config: NorthConfig,
+  flags: ServeFlags,
+  options: { local?: boolean; logger?: Logger } = {},
+) {
+  const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
+  const runtime = await openApp(config);
+  const limiter = limiterFor(config, logger);
+  const host = flags.host ?? config.NORTH_HOST;
+  const port = flags.port ?? config.NORTH_PORT;
+  const allowedHosts = config.NORTH_ALLOWED_HOSTS ?? [
+    ...LOOPBACK_HOSTS,
+    ...(host === "0.0.0.0" || host === "::" ? [] : [host]),
+  ];
+  const app = buildMcpApp({
+    db: runtime.app.db,
+    resolvePrincipal: createApiTokenResolver(runtime.app.db),
+    limiter,
+    logger,
+    auditKey: runtime.auditKey,
+    allowedHosts,
+    allowedOrigins: config.NORTH_ALLOWED_ORIGINS ?? [],
+  });
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
+  try {
+    server = await startHttpServer(app.fetch, { port, hostname: host });
+  } catch (error) {
+    await runtime.close();
+    await limiter.close();
+    throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+  const displayHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  const url = `http://${displayHost.includes(":") ? `[${displayHost}]` : displayHost}:${server.port}/mcp`;
+  logger.info({ url, limiter: limiter.status().backend }, "North is listening");
+  onShutdown(logger, [() => server.close(), () => limiter.close(), () => runtime.close()]);
+  return { url, runtime };
+}
+
+/** `north serve --stdio`: MCP on stdin/stdout for the principal of `NORTH_TOKEN`; logs on stderr. */
+export async function serveStdio(config: NorthConfig) {
+  const logger = createLogger({ level: config.LOG_LEVEL, destination: "stderr" });
+  const token = config.NORTH_TOKEN?.trim();
+  if (!token) throw new CliError("NORTH_TOKEN is not set: serve --stdio authenticates with it");
+  const runtime = await openApp(config);
+  const principal = await principalForToken(runtime.app.db, token);
+  if (!principal) {
+    await runtime.close();
+    throw new CliError("NORTH_TOKEN is invalid, expired or revoked");
+  }
+  const limiter = limiterFor(config, logger);
+  const server = createMcpServer(principal, {
+    db: runtime.app.db,
+    limiter,
+    logger,
+    fingerprint: createFingerprinter(runtime.auditKey),
+    now: () => performance.now(),
+    stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
+  });
+  const stop = onShutdown(logger, [
+    () => server.close(),
+    () => limiter.close(),
+    () => runtime.close(),
+  ]);
+  server.onclose = () => void stop();
+  process.stdin.on("end", () => void stop());
+  await server.connect(new StdioServerTransport());
+  logger.info({ organizationId: principal.organizationId }, "North is serving on stdio");
+}
+
+/**
+ * `bun run start`: the local install in one command. Embedded PostgreSQL under `.north/`,
+ * migrated and provisioned, a local workspace, manager and token, then HTTP on 127.0.0.1:7410,
+ * with everything needed to connect printed once it answers.
+ */
+export async function start(config: NorthConfig, flags: ServeFlags) {
+  if (config.DATABASE_URL || config.DATABASE_APP_URL) {
+    throw new CliError(
+      "start runs the local embedded database; with DATABASE_URL use migrate, provision and serve",
+    );
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL, destination: "stderr" });
+  const { url, runtime } = await serveHttp(config, flags, { local: true, logger });
+  const local = runtime.local;
+  if (!local) throw new Error("start without a local database");
+  const owner = connectDatabase(local.database.ownerUrl, { max: 1 });
+  const workspace = await ensureLocalWorkspace(local.home, local.state, owner.db, runtime.app.db);
+  await owner.close();
+
+  const bundle = path.join(repositoryRoot(), "dist", "north.mjs");
+  const desktop = {
+    mcpServers: {
+      north: {
+        command: "node",
+        args: [bundle, "serve", "--stdio"],
+        env: { NORTH_TOKEN: workspace.token, NORTH_HOME: local.home },
+      },
+    },
+  };
+  const lines = [
+    "",
+    "North is running (Ctrl-C stops it and its PostgreSQL).",
+    "",
+    `  MCP URL  ${url}`,
+    `  Token    ${workspace.token}`,
+    `           ${workspace.minted ? "new token, saved" : "kept"} in ${tokenPath(local.home)} (mode 0600)`,
+    "",
+    "Claude Code:",
+    `  claude mcp add --transport http north ${url} --header "Authorization: Bearer ${workspace.token}"`,
+    "",
+    "Claude Desktop (Settings › Developer › Edit Config; runs on plain Node, built by bun run build):",
+    JSON.stringify(desktop, null, 2)
+      .split("\n")
+      .map((line) => `  ${line}`)
+      .join("\n"),
+    "",
+    `MCP Inspector:  npx @modelcontextprotocol/inspector  → Streamable HTTP, ${url}, header Authorization: Bearer <token>`,
+    "",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+  process.stdout.write(`READY ${url}\n`);
+}
