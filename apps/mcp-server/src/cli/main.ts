@@ -121,8 +121,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
+  // By name, not instanceof, so the check holds the same in the bundle built for Node.
   const known =
-    error instanceof CliError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    (error as Error | undefined)?.name === "CliError" ||
+    (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
   const message = known
     ? (error as Error).message
     : `internal error (${(error as Error).name ?? "unknown"})`;
