@@ -28,15 +28,18 @@ afterAll(async () => {
 });
 
 const PROFILE_TOOLS = ["north__working_profile", "north__working_profile_answer"];
+const MEMORY_READ_TOOLS = ["north__briefing", "north__memory_recall", "north__memory_held"];
+const MEMORY_WRITE_TOOLS = ["north__memory_remember", "north__memory_forget"];
 const KINDS: { kind: string; scopes: Scope[]; tools: string[]; prompts: string[] }[] = [
   {
     kind: "full",
     scopes: ["profile:write", "memory:read", "memory:write", "admin"],
-    tools: PROFILE_TOOLS,
+    tools: [...PROFILE_TOOLS, ...MEMORY_READ_TOOLS, ...MEMORY_WRITE_TOOLS],
     prompts: ["onboard"],
   },
   { kind: "profile writer", scopes: ["profile:write"], tools: PROFILE_TOOLS, prompts: ["onboard"] },
-  { kind: "read-only", scopes: ["memory:read"], tools: [], prompts: [] },
+  { kind: "read-only", scopes: ["memory:read"], tools: MEMORY_READ_TOOLS, prompts: [] },
+  { kind: "memory writer", scopes: ["memory:write"], tools: MEMORY_WRITE_TOOLS, prompts: [] },
   { kind: "no scopes", scopes: [], tools: [], prompts: [] },
 ];
 

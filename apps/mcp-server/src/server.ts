@@ -19,6 +19,7 @@ import type { Logger } from "./logger.ts";
 import type { Principal } from "./principal.ts";
 import type {
   Capability,
+  Embedder,
   Fingerprinter,
   PromptDefinition,
   ToolDefinition,
@@ -45,7 +46,12 @@ export interface ServerDeps {
    * connection (stdio): false means the token expired or was revoked since.
    */
   stillAuthorized?: () => Promise<boolean>;
+  embedder?: Embedder;
+  /** Token budget for fenced memory blocks (recall, briefing). */
+  recallTokenBudget?: number;
 }
+
+export const DEFAULT_RECALL_TOKEN_BUDGET = 1_500;
 
 // biome-ignore lint/suspicious/noExplicitAny: any registered tool.
 type AnyTool = ToolDefinition<any, any>;
@@ -113,7 +119,7 @@ const nameForError = (name: string) => (SAFE_NAME.test(name) ? name : "(unprinta
 export function createMcpServer(
   principal: Principal,
   deps: ServerDeps,
-  request: { requestId?: string } = {},
+  request: { requestId?: string; runId?: string } = {},
 ): Server {
   const capabilities = activeCapabilities(principal, deps.capabilities ?? CAPABILITIES);
   const tools = new Map<string, AnyTool>(
@@ -165,6 +171,9 @@ export function createMcpServer(
         now: deps.now,
         principal,
         requestId,
+        runId: request.runId ?? `request:${requestId}`,
+        embedder: deps.embedder,
+        recallTokenBudget: deps.recallTokenBudget ?? DEFAULT_RECALL_TOKEN_BUDGET,
       });
     } catch (error) {
       if (!(error instanceof InternalToolError)) {

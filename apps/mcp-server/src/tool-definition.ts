@@ -18,9 +18,11 @@ export interface ToolAnnotations {
 
 /** What an audit row may say about a call: its outcome and, at most, one id to fingerprint. */
 export interface AuditNote {
-  outcome: "created" | "updated" | "noop" | "conflict" | "rejected" | "read";
+  outcome: "created" | "updated" | "noop" | "conflict" | "rejected" | "read" | "forgotten";
   /** An id or subject; the runner stores only its keyed fingerprint and length. */
   target?: string;
+  /** How many rows the call affected, where that is the point (forget). */
+  affected?: number;
 }
 
 /** A handler's answer: structured content, a one-line text rendering, and the audit note. */
@@ -37,7 +39,20 @@ export interface ToolContext {
   principal: Principal;
   tenant: Tenant;
   requestId: string;
+  /** The run that writes: `request:<id>` over HTTP, `stdio:<id>` for a stdio session. */
+  runId: string;
   logger: Logger;
+  /** Keyed fingerprint (hex) of a subject's canonical text; the same key as the ledger's. */
+  fingerprintSubject: (canonical: string) => string;
+  /** Configured embedder, if any: recall is then semantic. */
+  embedder?: Embedder;
+  /** Token budget for fenced memory blocks. */
+  recallTokenBudget: number;
+}
+
+/** Turns texts into vectors. Nothing in North downloads a model: an embedder is injected. */
+export interface Embedder {
+  embed(texts: readonly string[]): Promise<number[][]>;
 }
 
 /** Calls are limited per principal in two budgets (SPEC §7). */
@@ -59,6 +74,8 @@ export interface ToolDefinition<
    * one; otherwise the refusal is a text-only error.
    */
   rateLimitedReceipt?: (input: z.output<Input>, retryAfterS: number) => z.output<Output>;
+  /** The id or subject a call names, for the audit row of a call refused by the limiter. */
+  auditTarget?: (input: z.output<Input>) => string | undefined;
   handler: (input: z.output<Input>, ctx: ToolContext) => Promise<ToolOutcome<z.output<Output>>>;
 }
 

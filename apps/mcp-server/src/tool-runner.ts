@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import type { Principal } from "./principal.ts";
-import type { Fingerprinter, ToolDefinition, ToolOutcome } from "./tool-definition.ts";
+import type { Embedder, Fingerprinter, ToolDefinition, ToolOutcome } from "./tool-definition.ts";
 
 export interface RunContext {
   db: Database;
@@ -14,6 +14,9 @@ export interface RunContext {
   now: () => number;
   principal: Principal;
   requestId: string;
+  runId: string;
+  embedder?: Embedder;
+  recallTokenBudget: number;
 }
 
 /** Raised when a handler fails for a reason that is ours, not the caller's. */
@@ -40,13 +43,19 @@ export async function runTool(
   const started = ctx.now();
   const { principal, requestId } = ctx;
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
-  const audit = (tx: Parameters<typeof recordAudit>[0], outcome: string, target?: string) =>
+  const audit = (
+    tx: Parameters<typeof recordAudit>[0],
+    outcome: string,
+    target?: string,
+    affected?: number,
+  ) =>
     recordAudit(tx, {
       tool: tool.name,
       outcome: outcome as Parameters<typeof recordAudit>[1]["outcome"],
       tokenId: principal.tokenId,
       requestId,
       target: target === undefined ? undefined : ctx.fingerprint(target),
+      affected,
     });
   const log = (outcome: string) =>
     ctx.logger.info(
@@ -60,7 +69,7 @@ export async function runTool(
       },
       "tool call",
     );
-  const target = typeof input.question_id === "string" ? input.question_id : undefined;
+  const target = tool.auditTarget?.(input);
 
   const decision = await ctx.limiter.consume(principal, tool.kind);
   if (!decision.allowed) {
@@ -77,9 +86,13 @@ export async function runTool(
         principal,
         tenant,
         requestId,
+        runId: ctx.runId,
         logger: ctx.logger,
+        fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
+        embedder: ctx.embedder,
+        recallTokenBudget: ctx.recallTokenBudget,
       });
-      await audit(tx, result.audit.outcome, result.audit.target);
+      await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);
       return result;
     });
   } catch (error) {

@@ -1,9 +1,43 @@
 export { ANSWER_MAX_CHARS, checkAnswer, checkQuestion, QUESTION_MAX_CHARS } from "./bounds.ts";
 export { type Checked, NORTH_CODES, type NorthCode, type Rejection } from "./codes.ts";
 export {
+  estimateTokens,
+  type FencedMemory,
+  type FenceResult,
+  fenceLine,
+  MEMORY_FENCE_PREAMBLE,
+  MEMORY_NOT_A_REASON,
+  renderMemoryFence,
+} from "./memory-fence.ts";
+export {
+  checkConversationId,
+  checkExpiryDays,
+  checkMemoryBody,
+  checkSubject,
+  DEFAULT_MEMORY_EXPIRY_DAYS,
+  DEFAULT_RECALL_LIMIT,
+  MAX_MEMORY_EXPIRY_DAYS,
+  MAX_RECALL_LIMIT,
+  MEMORY_BODY_MAX_CHARS,
+  MEMORY_KINDS,
+  MEMORY_ORIGINS,
+  type MemoryKind,
+  type MemoryOrigin,
+  PERSON_SUBJECT_TYPES,
+  type Subject,
+  subjectKey,
+} from "./memory-rules.ts";
+export {
+  BRIEFING_TOOL,
   DISCLOSURE,
+  FORGET_TOOL,
+  HELD_TOOL,
+  MEMORY_READ_GUIDANCE,
+  MEMORY_WRITE_GUIDANCE,
   onboardingPromptText,
   READ_TOOL,
+  RECALL_TOOL,
+  REMEMBER_TOOL,
   SAVE_TOOL,
   WORKING_PROFILE_GUIDANCE,
 } from "./onboarding.ts";

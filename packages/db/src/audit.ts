@@ -43,6 +43,8 @@ export interface AuditEvent {
   tokenId?: string | null;
   requestId?: string | null;
   target?: TargetFingerprint;
+  /** Rows affected, for calls where that is the point (forget, purge). */
+  affected?: number;
 }
 
 /**
@@ -59,5 +61,6 @@ export async function recordAudit(tx: Tx, event: AuditEvent): Promise<void> {
     outcome: event.outcome,
     targetFingerprint: event.target?.fingerprint ?? null,
     targetLength: event.target?.length ?? null,
+    affected: event.affected ?? null,
   });
 }

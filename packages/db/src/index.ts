@@ -35,10 +35,27 @@ export {
   freePort,
   startEmbeddedPostgres,
 } from "./embedded.ts";
+export {
+  type ForgetResult,
+  type ForgetTarget,
+  forgetMemories,
+  type HeldMemory,
+  memoriesHeld,
+  purgeExpiredMemories,
+  type RecalledMemory,
+  type RecallMode,
+  type RecallParams,
+  type RememberParams,
+  type RememberResult,
+  recallMemories,
+  rememberMemory,
+  type SubjectFingerprinter,
+} from "./memories.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 export {
   ADMIN_FUNCTION,
   type ProvisionOptions,
+  PURGE_FUNCTION,
   provisionDatabase,
   RESOLVE_TOKEN_FUNCTION,
 } from "./provision.ts";
@@ -50,6 +67,7 @@ export {
   MEMBER_ROLES,
   type MemberRole,
   members,
+  memories,
   organizations,
   TENANT_ORGANIZATION_SETTING,
   TENANT_USER_SETTING,

@@ -5,6 +5,7 @@ import {
   apiTokens,
   auditEvents,
   members,
+  memories,
   organizations,
   workingProfileAnswers,
 } from "./schema/index.ts";
@@ -28,6 +29,11 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
     privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",
   },
   { table: auditEvents, privileges: "INSERT" },
+  {
+    table: memories,
+    // Forgetting blanks a memory in place; nothing else about a row ever changes.
+    privileges: "SELECT, INSERT, UPDATE (body, subject_id, embedding, forgotten_at, forgotten_by)",
+  },
   // Nothing: the app reads tokens only through resolve_api_token.
   { table: apiTokens, privileges: "" },
 ];
@@ -126,10 +132,45 @@ BEGIN
 END
 $fn$`;
 
+export const PURGE_FUNCTION = "purge_expired_memories";
+
+/**
+ * Removes the bodies (and subject ids and embeddings) of every expired memory in every
+ * organization and writes one audit row per organization purged. SECURITY DEFINER owned by
+ * `forma` so the server's periodic purge, on the app role, can reach all tenants; it takes no
+ * argument and returns only counts.
+ */
+const PURGE_SQL = `
+CREATE FUNCTION public.${PURGE_FUNCTION}()
+RETURNS TABLE (organization_id uuid, purged integer)
+LANGUAGE plpgsql
+VOLATILE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    WITH erased AS (
+      UPDATE public.memories m
+      SET body = NULL, subject_id = NULL, embedding = NULL, purged_at = pg_catalog.now()
+      WHERE m.expires_at <= pg_catalog.now() AND m.purged_at IS NULL AND m.forgotten_at IS NULL
+      RETURNING m.organization_id
+    ), counted AS (
+      SELECT e.organization_id, count(*)::integer AS purged FROM erased e GROUP BY e.organization_id
+    ), audited AS (
+      INSERT INTO public.audit_events (organization_id, tool, outcome, affected)
+      SELECT c.organization_id, 'north_purge', 'purged', c.purged FROM counted c
+    )
+    SELECT c.organization_id, c.purged FROM counted c;
+END
+$fn$`;
+
 /** SECURITY DEFINER functions provisioning owns: dropped and re-created on every run. */
 const FUNCTIONS: ReadonlyArray<{ name: string; args: string; sql: string }> = [
   { name: ADMIN_FUNCTION, args: "uuid, uuid", sql: ADMIN_FUNCTION_SQL },
   { name: RESOLVE_TOKEN_FUNCTION, args: "text", sql: RESOLVE_TOKEN_SQL },
+  { name: PURGE_FUNCTION, args: "", sql: PURGE_SQL },
 ];
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -1,9 +1,14 @@
 import { hasScopes, type Principal, type Scope } from "../principal.ts";
 import type { Capability } from "../tool-definition.ts";
+import { memoryReadCapability, memoryWriteCapability } from "./memory/index.ts";
 import { workingProfileCapability } from "./working-profile/index.ts";
 
 /** Every capability North can offer. tools/list, prompts/list and instructions compose from it. */
-export const CAPABILITIES: readonly Capability[] = [workingProfileCapability];
+export const CAPABILITIES: readonly Capability[] = [
+  workingProfileCapability,
+  memoryReadCapability,
+  memoryWriteCapability,
+];
 
 /** The capabilities whose scopes this principal holds. */
 export function activeCapabilities(

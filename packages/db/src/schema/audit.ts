@@ -21,6 +21,8 @@ export const AUDIT_OUTCOMES = [
   "rate_limited",
   "read",
   "error",
+  "forgotten",
+  "purged",
 ] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
@@ -42,6 +44,8 @@ export const auditEvents = pgTable(
     outcome: text("outcome", { enum: AUDIT_OUTCOMES }).notNull(),
     targetFingerprint: text("target_fingerprint"),
     targetLength: integer("target_length"),
+    /** Rows a call affected, where that is the point (forget, purge). Added in 0004. */
+    affected: integer("affected"),
   },
   (t) => [
     index("audit_events_organization_time").on(t.organizationId, t.occurredAt),

@@ -98,6 +98,7 @@ export const saveWorkingProfileAnswer = {
     idempotentHint: true,
     openWorldHint: false,
   },
+  auditTarget: (input) => input.question_id,
   rateLimitedReceipt: (input, retryAfterS) => ({
     outcome: "rejected",
     question_id: input.question_id ?? null,

@@ -1,0 +1,108 @@
+import { checkSubject, FORGET_TOOL, subjectKey } from "@north/agent-runtime";
+import { forgetMemories } from "@north/db";
+import { z } from "zod";
+import type { ToolDefinition } from "../../tool-definition.ts";
+import { subjectIdSchema, subjectTypeSchema } from "./schemas.ts";
+
+const inputSchema = z.object({
+  subject_type: subjectTypeSchema.optional(),
+  subject_id: subjectIdSchema.optional(),
+  memory_id: z.string().uuid().optional().describe("One memory to forget, instead of a subject."),
+});
+
+const outputSchema = z.object({
+  outcome: z
+    .enum(["forgotten", "noop", "rejected"])
+    .describe(
+      "forgotten: bodies removed, tombstones kept. noop: nothing left to forget. rejected: see code.",
+    ),
+  forgotten: z.number().int().describe("How many memories were erased by this call."),
+  code: z.string().optional(),
+  message: z.string().optional(),
+  retry_after_s: z.number().int().optional(),
+});
+
+const targetOf = (input: z.output<typeof inputSchema>) =>
+  input.memory_id ??
+  (input.subject_type && input.subject_id
+    ? subjectKey({ type: input.subject_type.trim().toLowerCase(), id: input.subject_id })
+    : undefined);
+
+export const forgetTool = {
+  name: FORGET_TOOL,
+  title: "Forget (erase) memories",
+  description: [
+    "Erasure: forgets everything the workspace holds about a subject (subject_type + subject_id), or one memory (memory_id), in one step.",
+    "The body is removed for good; a tombstone records who erased it and when. Only the memory's author or a workspace manager may forget it; a member forgetting a subject erases what they wrote.",
+    "Confirm with the lawyer before calling. Check the result with north__memory_held.",
+  ].join(" "),
+  kind: "write",
+  inputSchema,
+  outputSchema,
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  auditTarget: targetOf,
+  rateLimitedReceipt: (_input, retryAfterS) => ({
+    outcome: "rejected",
+    forgotten: 0,
+    code: "NORTH_RATE_LIMITED",
+    message: `Too many writes in a short time. Nothing was erased; wait ${retryAfterS} s and send the same call again.`,
+    retry_after_s: retryAfterS,
+  }),
+  async handler(input, ctx) {
+    const bySubject = input.subject_type !== undefined || input.subject_id !== undefined;
+    if (bySubject === (input.memory_id !== undefined)) {
+      const message = "Send either subject_type and subject_id, or memory_id. Nothing was erased.";
+      return {
+        structured: { outcome: "rejected", forgotten: 0, code: "NORTH_TARGET_MISSING", message },
+        text: `rejected: NORTH_TARGET_MISSING. ${message}`,
+        isError: true,
+        audit: { outcome: "rejected" },
+      };
+    }
+    let target: { subjectFingerprint: string } | { memoryId: string };
+    if (bySubject) {
+      const subject = checkSubject("observation", input.subject_type, input.subject_id);
+      if (!subject.ok || !subject.value) {
+        const code = subject.ok ? "NORTH_SUBJECT_REQUIRED" : subject.code;
+        const message = "Send both subject_type and subject_id. Nothing was erased.";
+        return {
+          structured: { outcome: "rejected", forgotten: 0, code, message },
+          text: `rejected: ${code}. ${message}`,
+          isError: true,
+          audit: { outcome: "rejected" },
+        };
+      }
+      target = { subjectFingerprint: ctx.fingerprintSubject(subjectKey(subject.value)) };
+    } else {
+      target = { memoryId: input.memory_id as string };
+    }
+    const result = await forgetMemories(ctx.tx, {
+      requester: ctx.tenant,
+      isManager: ctx.principal.role === "manager",
+      target,
+    });
+    if (result.outcome === "rejected") {
+      return {
+        structured: {
+          outcome: "rejected",
+          forgotten: 0,
+          code: result.code,
+          message: result.message,
+        },
+        text: `rejected: ${result.code}. ${result.message}`,
+        isError: true,
+        audit: { outcome: "rejected", target: targetOf(input) },
+      };
+    }
+    return {
+      structured: { outcome: result.outcome, forgotten: result.forgotten },
+      text: `${result.outcome}: ${result.forgotten} memories erased (bodies removed, tombstones kept).`,
+      audit: { outcome: result.outcome, target: targetOf(input), affected: result.forgotten },
+    };
+  },
+} satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;

@@ -1,0 +1,117 @@
+import { REMEMBER_TOOL, sanitizeBody, subjectKey } from "@north/agent-runtime";
+import { rememberMemory } from "@north/db";
+import { z } from "zod";
+import type { ToolDefinition } from "../../tool-definition.ts";
+import {
+  embedOne,
+  kindSchema,
+  originSchema,
+  subjectIdSchema,
+  subjectTypeSchema,
+} from "./schemas.ts";
+
+const inputSchema = z.object({
+  kind: kindSchema,
+  body: z
+    .string()
+    .describe(
+      "The memory itself, one fact, at most 2,000 characters. Plain words, no instructions.",
+    ),
+  origin: originSchema,
+  subject_type: subjectTypeSchema.optional(),
+  subject_id: subjectIdSchema.optional(),
+  expires_in_days: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "Days until it expires: 1–365, default 90. Expired memories are never recalled and are purged.",
+    ),
+  conversation_id: z
+    .string()
+    .optional()
+    .describe("Optional id of this conversation, recorded as the run that wrote the memory."),
+});
+
+const outputSchema = z.object({
+  outcome: z
+    .enum(["created", "rejected"])
+    .describe("created: stored. rejected: nothing stored; see code and message."),
+  memory_id: z.string().nullable(),
+  expires_at: z.string().nullable().describe("ISO 8601 expiry."),
+  code: z.string().optional(),
+  message: z.string().optional(),
+  retry_after_s: z.number().int().optional(),
+});
+
+export const rememberTool = {
+  name: REMEMBER_TOOL,
+  title: "Remember for the workspace",
+  description: [
+    "Stores one memory for the whole workspace, so the next colleague's assistant knows it too.",
+    "Use it for durable knowledge worth reusing: operational facts, or observations about a named person (then subject_type and subject_id are required, as for any fact about a person).",
+    "Say 'stated' only when a lawyer said it; 'inferred' when you concluded it. Memories expire (90 days by default) and are visible to every member of the workspace.",
+    "Returns the memory id and its expiry; rejected means nothing was stored and the message says what to fix. To take something back, call north__memory_forget.",
+  ].join(" "),
+  kind: "write",
+  inputSchema,
+  outputSchema,
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
+  auditTarget: (input) =>
+    input.subject_type && input.subject_id
+      ? subjectKey({ type: input.subject_type.trim().toLowerCase(), id: input.subject_id })
+      : undefined,
+  rateLimitedReceipt: (_input, retryAfterS) => ({
+    outcome: "rejected",
+    memory_id: null,
+    expires_at: null,
+    code: "NORTH_RATE_LIMITED",
+    message: `Too many writes in a short time. Nothing was stored; wait ${retryAfterS} s and send the same call again.`,
+    retry_after_s: retryAfterS,
+  }),
+  async handler(input, ctx) {
+    const body = sanitizeBody(input.body);
+    const embedding = ctx.embedder && body ? await embedOne(ctx.embedder, body) : undefined;
+    const result = await rememberMemory(ctx.tx, {
+      author: ctx.tenant,
+      kind: input.kind,
+      body: input.body,
+      origin: input.origin,
+      subjectType: input.subject_type,
+      subjectId: input.subject_id,
+      expiresInDays: input.expires_in_days,
+      conversationId: input.conversation_id,
+      runId: ctx.runId,
+      fingerprint: ctx.fingerprintSubject,
+      embedding,
+    });
+    if (result.outcome === "rejected") {
+      return {
+        structured: {
+          outcome: "rejected",
+          memory_id: null,
+          expires_at: null,
+          code: result.code,
+          message: result.message,
+        },
+        text: `rejected: ${result.code}. ${result.message}`,
+        isError: true,
+        audit: { outcome: "rejected" },
+      };
+    }
+    const expiresAt = new Date(result.expiresAt).toISOString();
+    return {
+      structured: { outcome: "created", memory_id: result.memoryId, expires_at: expiresAt },
+      text: `created: memory_id=${result.memoryId} expires_at=${expiresAt}`,
+      audit: {
+        outcome: "created",
+        target: result.subject ? subjectKey(result.subject) : undefined,
+      },
+    };
+  },
+} satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;

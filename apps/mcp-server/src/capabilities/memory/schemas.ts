@@ -1,0 +1,46 @@
+import { MEMORY_KINDS, MEMORY_ORIGINS, PERSON_SUBJECT_TYPES } from "@north/agent-runtime";
+import { z } from "zod";
+import type { Embedder } from "../../tool-definition.ts";
+
+export const subjectTypeSchema = z
+  .string()
+  .describe(
+    `What kind of subject the memory is about, as a short lowercase word: for people ${PERSON_SUBJECT_TYPES.slice(0, 5).join(", ")}…; for other things e.g. court, matter. Required with subject_id for every observation and for anything about a person.`,
+  );
+
+export const subjectIdSchema = z
+  .string()
+  .describe(
+    "Who or what exactly: a name or a stable reference (e.g. 'Acme SAS', 'client:1042'). Required with subject_type.",
+  );
+
+export const kindSchema = z
+  .enum(MEMORY_KINDS)
+  .describe(
+    "'fact': operational knowledge (how filings go, which judge sits where). 'observation': something about a named person (client, counterparty, colleague).",
+  );
+
+export const originSchema = z
+  .enum(MEMORY_ORIGINS)
+  .describe(
+    "'stated': a lawyer said it. 'inferred': you concluded it. Never mark an inference as stated.",
+  );
+
+/** A memory as metadata, without its body: bodies reach the model only inside a fenced block. */
+export const memoryMetaSchema = z.object({
+  memory_id: z.string(),
+  kind: z.enum(MEMORY_KINDS),
+  origin: z.enum(MEMORY_ORIGINS),
+  subject_type: z.string().nullable(),
+  subject_id: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+
+/** A unit vector, so that a dot product is the cosine similarity. */
+export async function embedOne(embedder: Embedder, text: string): Promise<number[]> {
+  const [vector] = await embedder.embed([text]);
+  if (!vector || vector.length === 0) throw new Error("the embedder returned no vector");
+  const norm = Math.hypot(...vector) || 1;
+  return vector.map((v) => v / norm);
+}

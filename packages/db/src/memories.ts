@@ -1,0 +1,288 @@
+import {
+  type Checked,
+  checkConversationId,
+  checkExpiryDays,
+  checkMemoryBody,
+  checkSubject,
+  type MemoryKind,
+  type MemoryOrigin,
+  type NorthCode,
+  type Subject,
+  subjectKey,
+} from "@north/agent-runtime";
+import { and, desc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import type { Database, Tx } from "./client.ts";
+import { memories } from "./schema/index.ts";
+import type { Tenant } from "./tenant.ts";
+
+/** Keyed fingerprint of a subject's canonical text, hex. The server holds the key. */
+export type SubjectFingerprinter = (canonical: string) => string;
+
+export interface RememberParams {
+  author: Tenant;
+  kind: MemoryKind;
+  body: string;
+  origin: MemoryOrigin;
+  subjectType?: string;
+  subjectId?: string;
+  expiresInDays?: number;
+  /** A caller-supplied conversation id, else the run the server assigned (request or session). */
+  conversationId?: string;
+  runId: string;
+  fingerprint: SubjectFingerprinter;
+  /** Unit vector of the body, when an embedder is configured. */
+  embedding?: number[];
+}
+
+export type RememberResult =
+  | { outcome: "created"; memoryId: string; expiresAt: Date; subject: Subject | null }
+  | { outcome: "rejected"; code: NorthCode; message: string };
+
+const reject = (checked: Checked<unknown>): RememberResult => {
+  if (checked.ok) throw new Error("not a rejection");
+  return { outcome: "rejected", code: checked.code, message: checked.message };
+};
+
+/** Validates at the door (SPEC §5) and stores one memory; author and run never come from input. */
+export async function rememberMemory(tx: Tx, params: RememberParams): Promise<RememberResult> {
+  const body = checkMemoryBody(params.body);
+  if (!body.ok) return reject(body);
+  const subject = checkSubject(params.kind, params.subjectType, params.subjectId);
+  if (!subject.ok) return reject(subject);
+  const days = checkExpiryDays(params.expiresInDays);
+  if (!days.ok) return reject(days);
+  const conversation = checkConversationId(params.conversationId);
+  if (!conversation.ok) return reject(conversation);
+
+  const [row] = await tx
+    .insert(memories)
+    .values({
+      organizationId: params.author.organizationId,
+      authorId: params.author.userId,
+      kind: params.kind,
+      origin: params.origin,
+      body: body.value,
+      subjectType: subject.value?.type ?? null,
+      subjectId: subject.value?.id ?? null,
+      subjectFingerprint: subject.value ? params.fingerprint(subjectKey(subject.value)) : null,
+      runId: conversation.value ? `conversation:${conversation.value}` : params.runId,
+      embedding: params.embedding ?? null,
+      expiresAt: sql`now() + make_interval(days => ${days.value})`,
+    })
+    .returning({ id: memories.id, expiresAt: memories.expiresAt });
+  if (!row) throw new Error("insert returned no memory");
+  return { outcome: "created", memoryId: row.id, expiresAt: row.expiresAt, subject: subject.value };
+}
+
+export type RecallMode = "semantic" | "fulltext" | "recency";
+
+export interface RecalledMemory {
+  id: string;
+  kind: MemoryKind;
+  origin: MemoryOrigin;
+  body: string;
+  subjectType: string | null;
+  subjectId: string | null;
+  authorId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface RecallParams {
+  organizationId: string;
+  query?: string;
+  subjectFingerprint?: string;
+  limit: number;
+  /** The query's unit vector, when an embedder is configured: recall is then semantic. */
+  queryEmbedding?: number[];
+}
+
+const recallColumns = {
+  id: memories.id,
+  kind: memories.kind,
+  origin: memories.origin,
+  body: memories.body,
+  subjectType: memories.subjectType,
+  subjectId: memories.subjectId,
+  authorId: memories.authorId,
+  createdAt: memories.createdAt,
+  expiresAt: memories.expiresAt,
+};
+
+/**
+ * Live memories only (not expired, not forgotten, not purged), newest first unless a query
+ * ranks them: by cosine similarity when the query has an embedding, else by full-text rank.
+ */
+export async function recallMemories(
+  tx: Tx,
+  params: RecallParams,
+): Promise<{ mode: RecallMode; memories: RecalledMemory[] }> {
+  const live: SQL[] = [
+    eq(memories.organizationId, params.organizationId),
+    isNull(memories.forgottenAt),
+    isNull(memories.purgedAt),
+    gt(memories.expiresAt, sql`now()`),
+  ];
+  if (params.subjectFingerprint)
+    live.push(eq(memories.subjectFingerprint, params.subjectFingerprint));
+  const query = params.query?.trim();
+
+  let mode: RecallMode;
+  let rows: Array<Omit<RecalledMemory, "body"> & { body: string | null }>;
+  if (query && params.queryEmbedding) {
+    mode = "semantic";
+    const vector = sql`${`{${params.queryEmbedding.join(",")}}`}::real[]`;
+    const score = sql<number>`(select coalesce(sum(a * b), 0) from unnest(${memories.embedding}, ${vector}) as v(a, b))`;
+    rows = await tx
+      .select(recallColumns)
+      .from(memories)
+      .where(and(...live, sql`${memories.embedding} is not null`))
+      .orderBy(desc(score), desc(memories.createdAt))
+      .limit(params.limit);
+  } else if (query) {
+    mode = "fulltext";
+    const tsquery = sql`websearch_to_tsquery('simple'::regconfig, ${query})`;
+    rows = await tx
+      .select(recallColumns)
+      .from(memories)
+      .where(and(...live, sql`${memories.search} @@ ${tsquery}`))
+      .orderBy(desc(sql`ts_rank(${memories.search}, ${tsquery})`), desc(memories.createdAt))
+      .limit(params.limit);
+  } else {
+    mode = "recency";
+    rows = await tx
+      .select(recallColumns)
+      .from(memories)
+      .where(and(...live))
+      .orderBy(desc(memories.createdAt))
+      .limit(params.limit);
+  }
+  return {
+    mode,
+    memories: rows.filter((r): r is RecalledMemory => r.body !== null),
+  };
+}
+
+export interface HeldMemory {
+  id: string;
+  kind: MemoryKind;
+  origin: MemoryOrigin;
+  /** Null for a tombstone (forgotten or purged). */
+  body: string | null;
+  subjectType: string | null;
+  subjectId: string | null;
+  authorId: string;
+  runId: string;
+  createdAt: Date;
+  expiresAt: Date;
+  forgottenAt: Date | null;
+  forgottenBy: string | null;
+  purgedAt: Date | null;
+}
+
+/** Everything held about a subject, tombstones and expired-but-unpurged memories included. */
+export async function memoriesHeld(
+  tx: Tx,
+  params: { organizationId: string; subjectFingerprint: string },
+): Promise<HeldMemory[]> {
+  return tx
+    .select({
+      id: memories.id,
+      kind: memories.kind,
+      origin: memories.origin,
+      body: memories.body,
+      subjectType: memories.subjectType,
+      subjectId: memories.subjectId,
+      authorId: memories.authorId,
+      runId: memories.runId,
+      createdAt: memories.createdAt,
+      expiresAt: memories.expiresAt,
+      forgottenAt: memories.forgottenAt,
+      forgottenBy: memories.forgottenBy,
+      purgedAt: memories.purgedAt,
+    })
+    .from(memories)
+    .where(
+      and(
+        eq(memories.organizationId, params.organizationId),
+        eq(memories.subjectFingerprint, params.subjectFingerprint),
+      ),
+    )
+    .orderBy(desc(memories.createdAt));
+}
+
+export type ForgetTarget = { subjectFingerprint: string } | { memoryId: string };
+
+export type ForgetResult =
+  | { outcome: "forgotten" | "noop"; forgotten: number }
+  | { outcome: "rejected"; code: "NORTH_FORBIDDEN" | "NORTH_NOT_FOUND"; message: string };
+
+/**
+ * Forgets in one statement: the body, subject id and embedding are removed and the row stays as
+ * a tombstone recording who and when. A manager forgets everything matching; anyone else only
+ * what they wrote (by subject), or is refused (by id).
+ */
+export async function forgetMemories(
+  tx: Tx,
+  params: { requester: Tenant; isManager: boolean; target: ForgetTarget },
+): Promise<ForgetResult> {
+  const { requester, isManager, target } = params;
+  const mayForget = isManager ? sql`true` : eq(memories.authorId, requester.userId);
+  const match =
+    "memoryId" in target
+      ? eq(memories.id, target.memoryId)
+      : eq(memories.subjectFingerprint, target.subjectFingerprint);
+  const erased = await tx
+    .update(memories)
+    .set({
+      body: null,
+      subjectId: null,
+      embedding: null,
+      forgottenAt: sql`now()`,
+      forgottenBy: requester.userId,
+    })
+    .where(
+      and(
+        eq(memories.organizationId, requester.organizationId),
+        match,
+        isNull(memories.forgottenAt),
+        mayForget,
+      ),
+    )
+    .returning({ id: memories.id });
+  if (erased.length > 0) return { outcome: "forgotten", forgotten: erased.length };
+  if (!("memoryId" in target)) return { outcome: "noop", forgotten: 0 };
+
+  const [existing] = await tx
+    .select({ authorId: memories.authorId, forgottenAt: memories.forgottenAt })
+    .from(memories)
+    .where(
+      and(eq(memories.organizationId, requester.organizationId), eq(memories.id, target.memoryId)),
+    );
+  if (!existing) {
+    return {
+      outcome: "rejected",
+      code: "NORTH_NOT_FOUND",
+      message: "No memory has this id in this workspace.",
+    };
+  }
+  if (existing.forgottenAt) return { outcome: "noop", forgotten: 0 };
+  return {
+    outcome: "rejected",
+    code: "NORTH_FORBIDDEN",
+    message: "Only the memory's author or a workspace manager may forget it. Nothing was changed.",
+  };
+}
+
+/** Removes the bodies of every expired memory (all organizations) and audits each purge. */
+export async function purgeExpiredMemories(
+  db: Database,
+): Promise<{ organizations: number; purged: number }> {
+  const rows = await db.execute<{ organization_id: string; purged: number }>(
+    sql`select * from public.purge_expired_memories()`,
+  );
+  return {
+    organizations: rows.length,
+    purged: [...rows].reduce((sum, r) => sum + Number(r.purged), 0),
+  };
+}

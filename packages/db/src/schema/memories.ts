@@ -1,0 +1,102 @@
+import { sql } from "drizzle-orm";
+import {
+  check,
+  customType,
+  foreignKey,
+  index,
+  pgPolicy,
+  pgTable,
+  real,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { members } from "./members.ts";
+import { organizations } from "./organizations.ts";
+import { appRole } from "./roles.ts";
+import { currentOrganizationId, currentUserId } from "./tenant-settings.ts";
+
+const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
+
+const sameOrganization = sql`organization_id = ${currentOrganizationId}`;
+
+/**
+ * Organisation-scoped memories (SPEC §5). Provenance is in the row: author, run, origin, dates.
+ * `subject_fingerprint` (a keyed HMAC of type + id, computed by the server) stays when a memory
+ * is forgotten or purged; `body` and `subject_id` do not, so a tombstone is findable by someone
+ * who knows the subject and readable by nobody. `search` is generated from the body with the
+ * `simple` configuration (no stemming, so French and English match word for word) and empties
+ * itself when the body goes.
+ */
+export const memories = pgTable(
+  "memories",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id),
+    kind: text("kind", { enum: ["fact", "observation"] }).notNull(),
+    subjectType: text("subject_type"),
+    subjectId: text("subject_id"),
+    subjectFingerprint: text("subject_fingerprint"),
+    body: text("body"),
+    origin: text("origin", { enum: ["stated", "inferred"] }).notNull(),
+    authorId: uuid("author_id").notNull(),
+    runId: text("run_id").notNull(),
+    embedding: real("embedding").array(),
+    search: tsvector("search").generatedAlwaysAs(
+      sql`to_tsvector('simple'::regconfig, coalesce(body, ''))`,
+    ),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    forgottenAt: timestamp("forgotten_at", { withTimezone: true }),
+    forgottenBy: uuid("forgotten_by"),
+    purgedAt: timestamp("purged_at", { withTimezone: true }),
+  },
+  (t) => [
+    foreignKey({
+      name: "memories_author_fk",
+      columns: [t.organizationId, t.authorId],
+      foreignColumns: [members.organizationId, members.userId],
+    }),
+    index("memories_recent").on(t.organizationId, t.createdAt.desc()),
+    index("memories_subject").on(t.organizationId, t.subjectFingerprint),
+    index("memories_expiry").on(t.expiresAt),
+    index("memories_search").using("gin", t.search),
+    check("memories_kind_valid", sql`${t.kind} in ('fact', 'observation')`),
+    check("memories_origin_valid", sql`${t.origin} in ('stated', 'inferred')`),
+    check(
+      "memories_body_length",
+      sql`${t.body} is null or char_length(${t.body}) between 1 and 2000`,
+    ),
+    check(
+      "memories_subject_pair",
+      sql`(${t.subjectType} is null) = (${t.subjectFingerprint} is null) and (${t.subjectId} is null or ${t.subjectType} is not null)`,
+    ),
+    check(
+      "memories_observation_subject",
+      sql`${t.kind} = 'fact' or ${t.subjectFingerprint} is not null`,
+    ),
+    check(
+      "memories_fingerprint_shape",
+      sql`${t.subjectFingerprint} is null or ${t.subjectFingerprint} ~ '^[0-9a-f]{64}$'`,
+    ),
+    check("memories_run_length", sql`char_length(${t.runId}) between 1 and 200`),
+    check(
+      "memories_erased_have_no_body",
+      sql`(${t.forgottenAt} is null and ${t.purgedAt} is null) or (${t.body} is null and ${t.subjectId} is null and ${t.embedding} is null)`,
+    ),
+    pgPolicy("memories_tenant_select", { for: "select", to: appRole, using: sameOrganization }),
+    pgPolicy("memories_tenant_insert", {
+      for: "insert",
+      to: appRole,
+      withCheck: sql`organization_id = ${currentOrganizationId} and author_id = ${currentUserId}`,
+    }),
+    pgPolicy("memories_tenant_update", {
+      for: "update",
+      to: appRole,
+      using: sameOrganization,
+      withCheck: sameOrganization,
+    }),
+  ],
+);
