@@ -8,6 +8,7 @@ import {
   type Capability,
   createLogger,
   createRateLimiter,
+  type Embedder,
   type Principal,
   type RateLimiter,
   type Scope,
@@ -38,6 +39,8 @@ export interface TestAppOptions {
   db: TestDatabase;
   limiter?: RateLimiter;
   capabilities?: readonly Capability[];
+  embedder?: Embedder;
+  recallTokenBudget?: number;
 }
 
 /**
@@ -69,6 +72,8 @@ export function createTestApp(options: TestAppOptions): TestApp {
     logger,
     auditKey: TEST_AUDIT_KEY,
     capabilities: options.capabilities,
+    embedder: options.embedder,
+    recallTokenBudget: options.recallTokenBudget,
   });
   const tokenFor: TestApp["tokenFor"] = (tenant, opts = {}) => {
     const token = `test_${randomBytes(12).toString("hex")}`;

@@ -12,7 +12,7 @@ import { describeError, type Logger } from "./logger.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes } from "./principal.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
-import type { Capability } from "./tool-definition.ts";
+import type { Capability, Embedder } from "./tool-definition.ts";
 import { transportGuard } from "./transport-guard.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -34,6 +34,10 @@ export interface McpAppDeps {
   /** Absolute URL of `/.well-known/oauth-protected-resource`, named in 401 challenges. */
   resourceMetadataUrl?: string;
   capabilities?: readonly Capability[];
+  /** Makes recall semantic when set; nothing in North downloads a model. */
+  embedder?: Embedder;
+  /** Token budget for fenced memory blocks; default 1,500. */
+  recallTokenBudget?: number;
 }
 
 export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"] as const;
@@ -196,6 +200,8 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
           fingerprint,
           now,
           capabilities: deps.capabilities,
+          embedder: deps.embedder,
+          recallTokenBudget: deps.recallTokenBudget,
         },
         { requestId: c.get("requestId") },
       );

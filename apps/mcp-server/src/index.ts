@@ -24,6 +24,7 @@ export {
 } from "./server.ts";
 export type {
   Capability,
+  Embedder,
   PromptDefinition,
   ToolAnnotations,
   ToolDefinition,

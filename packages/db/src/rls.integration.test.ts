@@ -29,6 +29,9 @@ beforeAll(async () => {
     await db.owner.client`
       insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
       values (${owner.organizationId}, ${owner.userId}, 'seed', 'Seed?', 'seed answer')`;
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+      values (${owner.organizationId}, ${owner.userId}, 'fact', 'stated', 'seed memory', 'seed', now() + interval '1 day')`;
   }
 });
 afterAll(() => db.drop());
@@ -99,6 +102,22 @@ const statements: Record<string, Record<Op, (t: Tenant, sql: Sql) => Promise<num
     delete: async (t, sql) =>
       (await sql`delete from organizations where id = ${t.organizationId} returning 1`).length,
   },
+  memories: {
+    select: async (t, sql) =>
+      (await sql`select 1 from memories where author_id = ${t.userId}`).length,
+    insert: async (t, sql) =>
+      (
+        await sql`insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+                  values (${t.organizationId}, ${t.userId}, 'fact', 'stated', 'x', 'test', now() + interval '1 day') returning 1`
+      ).length,
+    update: async (t, sql) =>
+      (
+        await sql`update memories set body = null, forgotten_at = now(), forgotten_by = ${a.member.userId}
+                  where author_id = ${t.userId} and body = 'seed memory' returning 1`
+      ).length,
+    delete: async (t, sql) =>
+      (await sql`delete from memories where author_id = ${t.userId} returning 1`).length,
+  },
   api_tokens: {
     select: async (t, sql) =>
       (await sql`select 1 from api_tokens where user_id = ${t.userId}`).length,
@@ -139,6 +158,9 @@ const MATRIX: Record<string, Record<Op, [Expectation, Expectation, Expectation]>
   members: { select: [1, 1, 0], insert: [D, D, D], update: [D, D, D], delete: [D, D, D] },
   organizations: { select: [1, 1, 0], insert: [D, D, D], update: [D, D, D], delete: [D, D, D] },
   audit_events: { select: [D, D, D], insert: [1, D, D], update: [D, D, D], delete: [D, D, D] },
+  // Visible to the whole organization; forgetting (an UPDATE) is allowed organization-wide by
+  // policy, and narrowed to author-or-manager by the store.
+  memories: { select: [1, 1, 0], insert: [1, D, D], update: [1, 1, 0], delete: [D, D, D] },
   // No privilege at all: the app reaches tokens only through resolve_api_token.
   api_tokens: { select: [D, D, D], insert: [D, D, D], update: [D, D, D], delete: [D, D, D] },
 };

@@ -11,6 +11,7 @@ import {
   apiTokens,
   auditEvents,
   members,
+  memories,
   organizations,
   workingProfileAnswers,
 } from "./schema/index.ts";
@@ -21,6 +22,7 @@ const TENANT_TABLES: PgTable[] = [
   workingProfileAnswers,
   auditEvents,
   apiTokens,
+  memories,
 ];
 const declared = TENANT_TABLES.flatMap((table) => {
   const config = getTableConfig(table);
