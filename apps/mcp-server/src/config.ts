@@ -33,6 +33,13 @@ export const configSchema = z.object({
   NORTH_PUBLIC_URL: z.string().url().optional().describe("external base URL, for 401 challenges"),
   NORTH_WRITES_PER_MINUTE: positiveInt(30),
   NORTH_READS_PER_MINUTE: positiveInt(120),
+  NORTH_PURGE_INTERVAL_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(3600)
+    .describe("seconds between purges of expired memory bodies; 0 turns the timer off"),
+  NORTH_RECALL_TOKEN_BUDGET: positiveInt(1500),
   LOG_LEVEL: z.string().default("info"),
 });
 

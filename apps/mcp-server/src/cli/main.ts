@@ -11,6 +11,7 @@ import {
   migrate,
   orgCreate,
   provision,
+  purge,
   tokenCreate,
   tokenList,
   tokenRevoke,
@@ -26,6 +27,7 @@ const USAGE = `usage: north <command> [--json]
   token create --org ID --user ID [--scope S]... [--expires 30d|12h|never]
   token list --org ID
   token revoke ID
+  purge                           remove the bodies of expired memories (audited)
   serve [--port N] [--host H] [--stdio]
   start [--port N] [--host H]     local install on embedded PostgreSQL (bun run start)`;
 
@@ -108,6 +110,14 @@ async function main(argv: string[]): Promise<void> {
     case "token revoke": {
       const result = await tokenRevoke(config, sub === "revoke" ? arg : undefined);
       return print(json, result, () => `revoked ${result.id}`);
+    }
+    case "purge": {
+      const result = await purge(config);
+      return print(
+        json,
+        result,
+        () => `purged ${result.purged} memories in ${result.organizations} organizations`,
+      );
     }
     case "serve":
       if (values.stdio) return serveStdio(config);

@@ -6,6 +6,7 @@ import {
   listApiTokens,
   migrateDatabase,
   provisionDatabase,
+  purgeExpiredMemories,
   revokeApiToken,
 } from "@north/db";
 import type { NorthConfig } from "../config.ts";
@@ -166,4 +167,14 @@ function translate(error: unknown, messages: Record<string, string>): unknown {
     current = (current as { cause?: unknown }).cause;
   }
   return error;
+}
+
+/** Removes the bodies of expired memories in every organization; each purge is audited. */
+export async function purge(config: NorthConfig) {
+  const runtime = await openOwner(config);
+  try {
+    return await purgeExpiredMemories(runtime.owner.db);
+  } finally {
+    await runtime.close();
+  }
 }

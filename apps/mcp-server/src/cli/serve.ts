@@ -1,6 +1,12 @@
+import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { connectDatabase, createFingerprinter } from "@north/db";
+import {
+  connectDatabase,
+  createFingerprinter,
+  type Database,
+  purgeExpiredMemories,
+} from "@north/db";
 import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
 import { createApiTokenResolver, principalForToken } from "../auth.ts";
 import type { NorthConfig } from "../config.ts";
@@ -26,6 +32,24 @@ function limiterFor(config: NorthConfig, logger: Logger) {
         ? logger.info({ limiter: "redis" }, "rate limiter on Redis")
         : logger.warn({ limiter: "memory" }, "Redis unreachable: in-process insurance limiter"),
   });
+}
+
+/**
+ * Purges expired memory bodies every `NORTH_PURGE_INTERVAL_S` seconds (0: never), through the
+ * SECURITY DEFINER function the app role may execute. Returns the stop step.
+ */
+function startPurgeTimer(config: NorthConfig, db: Database, logger: Logger) {
+  if (config.NORTH_PURGE_INTERVAL_S === 0) return async () => {};
+  const timer = setInterval(() => {
+    purgeExpiredMemories(db).then(
+      (result) => {
+        if (result.purged > 0) logger.info(result, "purged expired memories");
+      },
+      (error) => logger.error(describeError(error), "purge failed"),
+    );
+  }, config.NORTH_PURGE_INTERVAL_S * 1000);
+  timer.unref();
+  return async () => clearInterval(timer);
 }
 
 /** Stops everything in reverse order on SIGINT/SIGTERM, PostgreSQL last, then exits. */
@@ -71,6 +95,7 @@ export async function serveHttp(
     auditKey: runtime.auditKey,
     allowedHosts,
     allowedOrigins: config.NORTH_ALLOWED_ORIGINS ?? [],
+    recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
   });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
@@ -83,7 +108,13 @@ export async function serveHttp(
   const displayHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
   const url = `http://${displayHost.includes(":") ? `[${displayHost}]` : displayHost}:${server.port}/mcp`;
   logger.info({ url, limiter: limiter.status().backend }, "North is listening");
-  onShutdown(logger, [() => server.close(), () => limiter.close(), () => runtime.close()]);
+  const stopPurge = startPurgeTimer(config, runtime.app.db, logger);
+  onShutdown(logger, [
+    stopPurge,
+    () => server.close(),
+    () => limiter.close(),
+    () => runtime.close(),
+  ]);
   return { url, runtime };
 }
 
@@ -99,15 +130,22 @@ export async function serveStdio(config: NorthConfig) {
     throw new CliError("NORTH_TOKEN is invalid, expired or revoked");
   }
   const limiter = limiterFor(config, logger);
-  const server = createMcpServer(principal, {
-    db: runtime.app.db,
-    limiter,
-    logger,
-    fingerprint: createFingerprinter(runtime.auditKey),
-    now: () => performance.now(),
-    stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
-  });
+  const server = createMcpServer(
+    principal,
+    {
+      db: runtime.app.db,
+      limiter,
+      logger,
+      fingerprint: createFingerprinter(runtime.auditKey),
+      now: () => performance.now(),
+      stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
+      recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
+    },
+    { runId: `stdio:${randomUUID()}` },
+  );
+  const stopPurge = startPurgeTimer(config, runtime.app.db, logger);
   const stop = onShutdown(logger, [
+    stopPurge,
     () => server.close(),
     () => limiter.close(),
     () => runtime.close(),
