@@ -3,7 +3,8 @@
  * measured in the same run on the same PostgreSQL, and reported as ratios (the machines are
  * shared and noisy, so only ratios mean anything).
  *
- * For each workload (save: an id-less create; read: the whole profile), 8 SDK clients in a
+ * For each workload (save: an id-less create; read: the whole profile; recall: a full-text recall
+ * over 100,000 memories of one organization), 8 SDK clients in a
  * separate process call the tool over loopback HTTP for BENCH_SECONDS; then pgbench runs, with 8
  * clients on the app login role, the SQL one such call executes: BEGIN, set the tenant, the
  * store's statement, the audit insert, COMMIT.
@@ -99,7 +100,20 @@ try {
     }
     return created;
   };
-  const cohorts = { save: await lawyers("save"), read: await lawyers("read") };
+  const cohorts = {
+    save: await lawyers("save"),
+    read: await lawyers("read"),
+    recall: await lawyers("recall"),
+  };
+  // 100,000 memories in the organization, each naming two of fifty terms.
+  const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 100_000);
+  await owner.client`
+    insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+    select ${org.id}, ${cohorts.recall[0]?.userId ?? ""}, 'fact', 'stated',
+           'Memory ' || g || ' about term' || (g % 50) || ' and term' || ((g * 7) % 50) || ' for matter ' || (g % 1000),
+           'bench', now() + interval '90 days'
+    from generate_series(1, ${MEMORIES}) g`;
+  await owner.client`analyze memories`;
   for (const m of cohorts.read) {
     await owner.client`
       insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
@@ -110,13 +124,13 @@ try {
 
   const app = connectDatabase(appUrl.toString(), { max: 10, applicationName: "north-bench" });
   const principals = new Map<string, Principal>(
-    [...cohorts.save, ...cohorts.read].map((m) => [
+    [...cohorts.save, ...cohorts.read, ...cohorts.recall].map((m) => [
       `bench_${m.userId}`,
       {
         organizationId: org.id,
         userId: m.userId,
         role: "member",
-        scopes: ["profile:write"],
+        scopes: ["profile:write", "memory:read"],
         tokenId: null,
       },
     ]),
@@ -132,7 +146,8 @@ try {
   const server = await startHttpServer(mcp.fetch, { port: 0, hostname: "127.0.0.1" });
   const mcpUrl = `http://127.0.0.1:${server.port}/mcp`;
 
-  const sdk = async (workload: "save" | "read"): Promise<Figures> => {
+  type Workload = "save" | "read" | "recall";
+  const sdk = async (workload: Workload): Promise<Figures> => {
     const cpuBefore = process.cpuUsage();
     const out = await run("bun", [
       path.join(import.meta.dirname, "bench-clients.ts"),
@@ -150,7 +165,7 @@ try {
     return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99 };
   };
 
-  const tenant = (workload: "save" | "read") => `\\set m random(1, ${CLIENTS})
+  const tenant = (workload: Workload) => `\\set m random(1, ${CLIENTS})
 BEGIN;
 SELECT set_config('north.organization_id', '${org.id}', true), set_config('north.user_id', (array[${cohorts[workload].map((m) => `'${m.userId}'`).join(",")}]::text[])[:m], true);`;
   const audit = (tool: string, outcome: string, target: boolean) =>
@@ -162,6 +177,12 @@ INSERT INTO working_profile_answers (organization_id, owner_id, question_id, que
 ${audit("north__working_profile_answer", "created", true)}
 COMMIT;
 `,
+    recall: `${tenant("recall")}
+\\set w random(0, 49)
+SELECT id, kind, origin, body, subject_type, subject_id, author_id, created_at, expires_at FROM memories WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND forgotten_at IS NULL AND purged_at IS NULL AND expires_at > now() AND search @@ websearch_to_tsquery('simple'::regconfig, 'term' || :w) ORDER BY ts_rank(search, websearch_to_tsquery('simple'::regconfig, 'term' || :w)) DESC, created_at DESC LIMIT 5;
+${audit("north__memory_recall", "read", false)}
+COMMIT;
+`,
     read: `${tenant("read")}
 SELECT organization_id, owner_id, question_id, question, answer, version, created_at, updated_at FROM working_profile_answers WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND owner_id = nullif(current_setting('north.user_id', true), '')::uuid ORDER BY created_at, question_id;
 ${audit("north__working_profile", "read", false)}
@@ -169,7 +190,7 @@ COMMIT;
 `,
   };
 
-  const pgbench = async (workload: "save" | "read"): Promise<Figures> => {
+  const pgbench = async (workload: Workload): Promise<Figures> => {
     const script = path.join(scratch, `${workload}.sql`);
     const logDir = path.join(scratch, `log-${workload}`);
     await run("mkdir", ["-p", logDir]);
@@ -177,7 +198,7 @@ COMMIT;
     const out = await run("pgbench", [
       "-n",
       "-M",
-      "prepared",
+      process.env.BENCH_PGBENCH_MODE ?? "prepared",
       "-c",
       String(CLIENTS),
       "-j",
@@ -205,7 +226,9 @@ COMMIT;
   };
 
   const rows: string[] = [];
-  for (const workload of ["save", "read"] as const) {
+  const only = process.env.BENCH_ONLY?.split(",");
+  for (const workload of ["save", "read", "recall"] as const) {
+    if (only && !only.includes(workload)) continue;
     const north = await sdk(workload);
     const raw = await pgbench(workload);
     const ratio = north.callsPerSecond / raw.callsPerSecond;
