@@ -187,16 +187,8 @@ export async function memoriesHeld(
 ): Promise<HeldMemory[]> {
   return tx
     .select({
-      id: memories.id,
-      kind: memories.kind,
-      origin: memories.origin,
-      body: memories.body,
-      subjectType: memories.subjectType,
-      subjectId: memories.subjectId,
-      authorId: memories.authorId,
+      ...recallColumns,
       runId: memories.runId,
-      createdAt: memories.createdAt,
-      expiresAt: memories.expiresAt,
       forgottenAt: memories.forgottenAt,
       forgottenBy: memories.forgottenBy,
       purgedAt: memories.purgedAt,

@@ -2,6 +2,7 @@ import { BRIEFING_TOOL } from "@north/agent-runtime";
 import { readProfile } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
+import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import { recallFenced } from "./recall.ts";
 import { memoryMetaSchema } from "./schemas.ts";
 
@@ -29,12 +30,7 @@ export const briefingTool = {
   kind: "read",
   inputSchema,
   outputSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READ_ONLY_ANNOTATIONS,
   async handler(_input, ctx) {
     const profile = ctx.principal.scopes.includes("profile:write")
       ? (await readProfile(ctx.tx, { owner: ctx.tenant })).map((e) => ({

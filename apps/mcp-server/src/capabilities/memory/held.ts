@@ -2,6 +2,7 @@ import { checkSubject, HELD_TOOL, renderMemoryFence, subjectKey } from "@north/a
 import { memoriesHeld } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
+import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import { subjectIdSchema, subjectTypeSchema } from "./schemas.ts";
 
 const inputSchema = z.object({
@@ -43,12 +44,7 @@ export const heldTool = {
   kind: "read",
   inputSchema,
   outputSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READ_ONLY_ANNOTATIONS,
   auditTarget: (input) =>
     subjectKey({ type: input.subject_type.trim().toLowerCase(), id: input.subject_id }),
   async handler(input, ctx) {

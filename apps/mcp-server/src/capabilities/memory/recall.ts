@@ -9,6 +9,7 @@ import {
 import { type RecalledMemory, recallMemories } from "@north/db";
 import { z } from "zod";
 import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
+import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import { embedOne, memoryMetaSchema, subjectIdSchema, subjectTypeSchema } from "./schemas.ts";
 
 const inputSchema = z.object({
@@ -87,12 +88,7 @@ export const recallTool = {
   kind: "read",
   inputSchema,
   outputSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READ_ONLY_ANNOTATIONS,
   async handler(input, ctx) {
     let subjectFingerprint: string | undefined;
     let target: string | undefined;

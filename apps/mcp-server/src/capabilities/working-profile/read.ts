@@ -2,6 +2,7 @@ import { READ_TOOL, suggestQuestions } from "@north/agent-runtime";
 import { readProfile } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
+import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import { localeSchema } from "../shared-schemas.ts";
 
 const inputSchema = z.object({
@@ -51,12 +52,7 @@ export const readWorkingProfile = {
   kind: "read",
   inputSchema,
   outputSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READ_ONLY_ANNOTATIONS,
   async handler(input, ctx) {
     const rows = await readProfile(ctx.tx, { owner: ctx.tenant, locale: input.locale });
     const entries = rows.map((row) => ({

@@ -1,0 +1,9 @@
+import type { ToolAnnotations } from "../tool-definition.ts";
+
+/** A tool that only reads: safe to call again, touches nothing outside North. */
+export const READ_ONLY_ANNOTATIONS: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
