@@ -9,6 +9,7 @@ import { HTTPException } from "hono/http-exception";
 import { requiredScopes } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
+import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes } from "./principal.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
@@ -31,8 +32,11 @@ export interface McpAppDeps {
   /** Host names the server answers to; default loopback names only. */
   allowedHosts?: readonly string[];
   allowedOrigins?: readonly string[];
-  /** Absolute URL of `/.well-known/oauth-protected-resource`, named in 401 challenges. */
-  resourceMetadataUrl?: string;
+  /**
+   * OAuth resource-server mode: serves `/.well-known/oauth-protected-resource` and names it in
+   * every 401 challenge. (The resolver that verifies JWTs is `createAuthResolver`.)
+   */
+  oauth?: OAuthOptions;
   capabilities?: readonly Capability[];
   /** Makes recall semantic when set; nothing in North downloads a model. */
   embedder?: Embedder;
@@ -76,8 +80,11 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   const app = new Hono<Env>();
   const fingerprint = createFingerprinter(deps.auditKey);
   const now = deps.clock ?? (() => performance.now());
-  const challenge = deps.resourceMetadataUrl
-    ? `Bearer resource_metadata="${deps.resourceMetadataUrl}"`
+  const metadataUrl = deps.oauth
+    ? new URL("/.well-known/oauth-protected-resource", deps.oauth.resourceUrl).toString()
+    : undefined;
+  const challenge = metadataUrl
+    ? `Bearer resource_metadata="${metadataUrl}"`
     : 'Bearer realm="north"';
 
   app.use("*", async (c, next) => {
@@ -101,6 +108,15 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   });
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+
+  if (deps.oauth) {
+    const metadata = protectedResourceMetadata(deps.oauth);
+    // RFC 9728 §3.1: at the root, and with the resource's path appended.
+    const resourcePath = new URL(deps.oauth.resourceUrl).pathname.replace(/\/$/, "");
+    app.get("/.well-known/oauth-protected-resource", (c) => c.json(metadata));
+    if (resourcePath)
+      app.get(`/.well-known/oauth-protected-resource${resourcePath}`, (c) => c.json(metadata));
+  }
 
   app.get("/readyz", async (c) => {
     const limiter = deps.limiter.status();

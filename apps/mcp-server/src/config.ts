@@ -30,7 +30,19 @@ export const configSchema = z.object({
   NORTH_HOST: z.string().default("127.0.0.1"),
   NORTH_ALLOWED_HOSTS: list,
   NORTH_ALLOWED_ORIGINS: list,
-  NORTH_PUBLIC_URL: z.string().url().optional().describe("external base URL, for 401 challenges"),
+  NORTH_RESOURCE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("this server's public MCP URL: the JWT audience in OAuth mode"),
+  NORTH_OAUTH_ISSUER: z
+    .string()
+    .url()
+    .optional()
+    .describe("authorization server; turns OAuth mode on"),
+  NORTH_OAUTH_JWKS_URL: z.string().url().optional(),
+  NORTH_OAUTH_ORG_CLAIM: z.string().default("north_org"),
+  NORTH_OAUTH_USER_CLAIM: z.string().default("sub"),
   NORTH_WRITES_PER_MINUTE: positiveInt(30),
   NORTH_READS_PER_MINUTE: positiveInt(120),
   NORTH_PURGE_INTERVAL_S: z.coerce

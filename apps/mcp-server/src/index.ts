@@ -1,4 +1,5 @@
 export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./app.ts";
+export { bearerToken, createApiTokenResolver, principalForToken } from "./auth.ts";
 export { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
 export {
   BUN_IDLE_TIMEOUT_S,
@@ -14,6 +15,12 @@ export {
   type RateLimiterOptions,
 } from "./limiter.ts";
 export { createLogger, describeError, type Logger, type LoggerOptions } from "./logger.ts";
+export {
+  createAuthResolver,
+  createOAuthResolver,
+  type OAuthOptions,
+  protectedResourceMetadata,
+} from "./oauth.ts";
 export { type AuthResolver, hasScopes, type Principal, SCOPES, type Scope } from "./principal.ts";
 export {
   composeManifest,

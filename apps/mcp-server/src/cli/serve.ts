@@ -8,11 +8,12 @@ import {
   purgeExpiredMemories,
 } from "@north/db";
 import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
-import { createApiTokenResolver, principalForToken } from "../auth.ts";
+import { principalForToken } from "../auth.ts";
 import type { NorthConfig } from "../config.ts";
 import { startHttpServer } from "../http-server.ts";
 import { createRateLimiter } from "../limiter.ts";
 import { createLogger, describeError, type Logger } from "../logger.ts";
+import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
 import { createMcpServer } from "../server.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
 import { CliError, openApp } from "./runtime.ts";
@@ -79,6 +80,21 @@ export async function serveHttp(
   options: { local?: boolean; logger?: Logger } = {},
 ) {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
+  let oauth: OAuthOptions | undefined;
+  if (config.NORTH_OAUTH_ISSUER) {
+    if (!config.NORTH_RESOURCE_URL) {
+      throw new CliError(
+        "NORTH_RESOURCE_URL is not set: OAuth mode needs this server's public MCP URL",
+      );
+    }
+    oauth = {
+      issuer: config.NORTH_OAUTH_ISSUER,
+      jwksUrl: config.NORTH_OAUTH_JWKS_URL,
+      resourceUrl: config.NORTH_RESOURCE_URL,
+      organizationClaim: config.NORTH_OAUTH_ORG_CLAIM,
+      userClaim: config.NORTH_OAUTH_USER_CLAIM,
+    };
+  }
   const runtime = await openApp(config);
   const limiter = limiterFor(config, logger);
   const host = flags.host ?? config.NORTH_HOST;
@@ -89,7 +105,8 @@ export async function serveHttp(
   ];
   const app = buildMcpApp({
     db: runtime.app.db,
-    resolvePrincipal: createApiTokenResolver(runtime.app.db),
+    resolvePrincipal: createAuthResolver(runtime.app.db, oauth),
+    oauth,
     limiter,
     logger,
     auditKey: runtime.auditKey,

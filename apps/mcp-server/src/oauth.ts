@@ -1,0 +1,113 @@
+import { createHash } from "node:crypto";
+import { type Database, members, withTenant } from "@north/db";
+import { and, eq } from "drizzle-orm";
+import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { bearerToken, createApiTokenResolver } from "./auth.ts";
+import type { AuthResolver, Principal, Scope } from "./principal.ts";
+import { SCOPES } from "./principal.ts";
+
+/**
+ * OAuth 2.1 resource-server mode (SPEC §3): bearer JWTs from an external authorization server
+ * (claude.ai connectors), verified against the issuer's JWKS, with this server's resource URL
+ * as audience. Claims name the organization and user; the user must be a member, and the role
+ * comes from North's own members table, never from the token.
+ */
+export interface OAuthOptions {
+  /** The authorization server (`iss`). */
+  issuer: string;
+  /** Where its signing keys are; default `<issuer>/.well-known/jwks.json`. */
+  jwksUrl?: string;
+  /** This server's resource URL: the required audience and the RFC 9728 `resource`. */
+  resourceUrl: string;
+  /** Claim holding the North organization id (default `north_org`). */
+  organizationClaim?: string;
+  /** Claim holding the North user id (default `sub`). */
+  userClaim?: string;
+  /** For tests and custom key sources; by default the remote JWKS. */
+  keys?: JWTVerifyGetKey;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A stable uuid for a JWT (issuer + jti), so the ledger can correlate calls of one token. */
+function tokenIdFor(payload: JWTPayload): string | null {
+  if (typeof payload.jti !== "string" || !payload.jti) return null;
+  const hex = createHash("sha256").update(`${payload.iss}|${payload.jti}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+function scopesOf(payload: JWTPayload): Scope[] {
+  const raw = payload.scope ?? (payload as { scp?: unknown }).scp;
+  const list = typeof raw === "string" ? raw.split(" ") : Array.isArray(raw) ? raw : [];
+  return list.filter((s): s is Scope => (SCOPES as readonly unknown[]).includes(s));
+}
+
+/** Verifies a JWT and maps it to a principal, or null for anything that does not hold. */
+export function createOAuthResolver(db: Database, options: OAuthOptions): AuthResolver {
+  const keys =
+    options.keys ??
+    createRemoteJWKSet(
+      new URL(options.jwksUrl ?? `${options.issuer.replace(/\/$/, "")}/.well-known/jwks.json`),
+    );
+  const orgClaim = options.organizationClaim ?? "north_org";
+  const userClaim = options.userClaim ?? "sub";
+  return async (request) => {
+    const token = bearerToken(request);
+    if (!token) return null;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keys, {
+        issuer: options.issuer,
+        audience: options.resourceUrl,
+      }));
+    } catch {
+      return null;
+    }
+    const organizationId = payload[orgClaim];
+    const userId = payload[userClaim];
+    if (typeof organizationId !== "string" || !UUID.test(organizationId)) return null;
+    if (typeof userId !== "string" || !UUID.test(userId)) return null;
+    const tenant = { organizationId, userId };
+    const [member] = await withTenant(db, tenant, (tx) =>
+      tx
+        .select({ role: members.role })
+        .from(members)
+        .where(and(eq(members.organizationId, organizationId), eq(members.userId, userId))),
+    );
+    if (!member) return null;
+    const principal: Principal = {
+      organizationId,
+      userId,
+      role: member.role,
+      scopes: scopesOf(payload),
+      tokenId: tokenIdFor(payload),
+    };
+    return principal;
+  };
+}
+
+/**
+ * The production resolver: `north_…` API tokens, and — when OAuth is configured — JWTs from the
+ * authorization server. Anything else is unauthenticated.
+ */
+export function createAuthResolver(db: Database, oauth?: OAuthOptions): AuthResolver {
+  const apiTokens = createApiTokenResolver(db);
+  const jwts = oauth ? createOAuthResolver(db, oauth) : undefined;
+  return async (request) => {
+    const token = bearerToken(request);
+    if (!token) return null;
+    if (token.startsWith("north_")) return apiTokens(request);
+    return jwts ? jwts(request) : null;
+  };
+}
+
+/** RFC 9728 protected-resource metadata for this server. */
+export function protectedResourceMetadata(options: OAuthOptions) {
+  return {
+    resource: options.resourceUrl,
+    authorization_servers: [options.issuer],
+    scopes_supported: [...SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: "North",
+  };
+}

@@ -1,0 +1,198 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createApiToken } from "@north/db";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createLogger,
+  createRateLimiter,
+  type OAuthOptions,
+} from "@north/mcp-server";
+import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { createWorkspace, type Workspace } from "./support/fixtures.ts";
+import { TEST_AUDIT_KEY } from "./support/mcp.ts";
+import { saveAnswer } from "./support/tools.ts";
+
+/**
+ * OAuth resource-server mode with a real JWKS endpoint on loopback and real signatures: the
+ * authorization server is played by this suite (it signs tokens), North only verifies.
+ */
+
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
+
+const ISSUER = "https://auth.north.test";
+const RESOURCE = "http://localhost/mcp";
+
+let db: TestDatabase;
+let ws: Workspace;
+let jwks: Server;
+let oauth: OAuthOptions;
+let app: ReturnType<typeof buildMcpApp>;
+let sign: (
+  claims: JWTPayload,
+  options?: { key?: SigningKey; expiresIn?: string },
+) => Promise<string>;
+let otherKey: SigningKey;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  ws = await createWorkspace(db.owner.db);
+  const { publicKey, privateKey } = await generateKeyPair("ES256");
+  otherKey = (await generateKeyPair("ES256")).privateKey;
+  const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
+  jwks = createServer((_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
+  oauth = {
+    issuer: ISSUER,
+    jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
+    resourceUrl: RESOURCE,
+  };
+  sign = (claims, options = {}) =>
+    new SignJWT({
+      iss: ISSUER,
+      aud: RESOURCE,
+      north_org: ws.organizationId,
+      sub: ws.member.userId,
+      jti: randomUUID(),
+      ...claims,
+    })
+      .setProtectedHeader({ alg: "ES256", kid: "k1" })
+      .setIssuedAt()
+      .setExpirationTime(options.expiresIn ?? "5m")
+      .sign(options.key ?? privateKey);
+  app = buildMcpApp({
+    db: db.app.db,
+    resolvePrincipal: createAuthResolver(db.app.db, oauth),
+    oauth,
+    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    logger: createLogger({ level: "silent" }),
+    auditKey: TEST_AUDIT_KEY,
+  });
+});
+afterAll(async () => {
+  await new Promise((r) => jwks.close(r));
+  await db.drop();
+});
+
+const listTools = (token?: string) =>
+  app.request(RESOURCE, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+
+async function connect(token: string): Promise<Client> {
+  const client = new Client({ name: "oauth-test", version: "0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(RESOURCE), {
+      fetch: async (url, init) => app.request(String(url), init as RequestInit),
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+}
+
+describe("OAuth resource-server mode", () => {
+  it("publishes RFC 9728 protected-resource metadata", async () => {
+    for (const path of [
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-protected-resource/mcp",
+    ]) {
+      const response = await app.request(`http://localhost${path}`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        resource: RESOURCE,
+        authorization_servers: [ISSUER],
+        scopes_supported: ["profile:write", "memory:read", "memory:write", "admin"],
+      });
+    }
+  });
+
+  it("answers 401 with resource_metadata in the challenge", async () => {
+    const response = await listTools();
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toBe(
+      'Bearer resource_metadata="http://localhost/.well-known/oauth-protected-resource"',
+    );
+  });
+
+  it("admits a valid JWT as its member, with the token's scopes, and audits its token id", async () => {
+    const token = await sign({ scope: "profile:write openid" });
+    const client = await connect(token);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      "north__working_profile",
+      "north__working_profile_answer",
+    ]);
+    expect(
+      (await saveAnswer(client, { question: "Via OAuth?", answer: "Yes." })).receipt.outcome,
+    ).toBe("created");
+    const [row] = await db.owner
+      .client`select token_id from audit_events where actor_id = ${ws.member.userId} and outcome = 'created'`;
+    expect(row?.token_id).toMatch(/^[0-9a-f-]{36}$/);
+    await client.close();
+  });
+
+  it.each([
+    ["another audience", { aud: "https://elsewhere.example/mcp" }, {}],
+    ["another issuer", { iss: "https://evil.example" }, {}],
+    ["a user who is not a member", { sub: randomUUID() }, {}],
+    ["a member of another organization claimed for this one", { north_org: randomUUID() }, {}],
+    ["no organization claim", { north_org: undefined }, {}],
+  ])("refuses %s with 401", async (_label, claims, _options) => {
+    expect((await listTools(await sign(claims as JWTPayload))).status).toBe(401);
+  });
+
+  it("refuses an expired token and one signed by an unknown key", async () => {
+    expect((await listTools(await sign({}, { expiresIn: "-1m" }))).status).toBe(401);
+    expect((await listTools(await sign({}, { key: otherKey }))).status).toBe(401);
+  });
+
+  it("answers 403 with a scope challenge for a call outside the token's scopes", async () => {
+    const token = await sign({ scope: "memory:read" });
+    const response = await app.request(RESOURCE, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        Authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: {
+          name: "north__working_profile_answer",
+          arguments: { question: "Q?", answer: "A." },
+        },
+      }),
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toMatch(
+      /resource_metadata=.*error="insufficient_scope", scope="profile:write"/,
+    );
+  });
+
+  it("keeps accepting North API tokens alongside", async () => {
+    const created = await createApiToken(db.owner.db, {
+      organizationId: ws.organizationId,
+      userId: ws.manager.userId,
+      scopes: ["memory:read"],
+      expiresAt: null,
+    });
+    const response = await listTools(created.token);
+    expect(response.status).toBe(200);
+    expect(JSON.stringify(await response.json())).toContain("north__memory_recall");
+  });
+});
