@@ -42,6 +42,11 @@ export interface McpAppDeps {
   embedder?: Embedder;
   /** Token budget for fenced memory blocks; default 1,500. */
   recallTokenBudget?: number;
+  /**
+   * The admin console (`@north/web`), mounted at `/admin` behind the same Host/Origin guard.
+   * Passed in by the composition root (the CLI) so this package does not depend on it.
+   */
+  admin?: { fetch(request: Request): Response | Promise<Response> };
 }
 
 export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"] as const;
@@ -169,6 +174,13 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
 
   app.use("/mcp", guarded);
   app.use("/manifest", guarded);
+  if (deps.admin) {
+    app.use("/admin", guarded);
+    app.use("/admin/*", guarded);
+    const admin = deps.admin;
+    app.all("/admin", (c) => admin.fetch(c.req.raw));
+    app.all("/admin/*", (c) => admin.fetch(c.req.raw));
+  }
 
   app.get("/manifest", authenticate, (c) =>
     c.json(composeManifest(c.get("principal"), deps.capabilities)),

@@ -11,8 +11,10 @@ export {
   TOKEN_PREFIX,
 } from "./api-tokens.ts";
 export {
+  type AdminAuditEvent,
   type AuditEvent,
   createFingerprinter,
+  readAuditForAdmin,
   recordAudit,
   type TargetFingerprint,
 } from "./audit.ts";
@@ -54,6 +56,7 @@ export {
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 export {
   ADMIN_FUNCTION,
+  AUDIT_ADMIN_FUNCTION,
   type ProvisionOptions,
   PURGE_FUNCTION,
   provisionDatabase,

@@ -10,6 +10,7 @@ import {
   type TestDatabase,
 } from "../../../test/support/database.ts";
 import { createWorkspace } from "../../../test/support/fixtures.ts";
+import { readAuditForAdmin, recordAudit } from "./audit.ts";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 import { provisionDatabase } from "./provision.ts";
 import { withTenant } from "./tenant.ts";
@@ -101,23 +102,25 @@ describe("working_profile_answers_for_admin", () => {
     });
   });
 
-  it.each(["working_profile_answers_for_admin", "resolve_api_token"])(
-    "%s grants EXECUTE to app_role and not to PUBLIC, and is owned by forma",
-    async (name) => {
-      const [acl] = await db.owner.client`
+  it.each([
+    "working_profile_answers_for_admin",
+    "resolve_api_token",
+    "purge_expired_memories",
+    "audit_events_for_admin",
+  ])("%s grants EXECUTE to app_role and not to PUBLIC, and is owned by forma", async (name) => {
+    const [acl] = await db.owner.client`
         select has_function_privilege('app_role', p.oid, 'EXECUTE') as app,
                exists (select 1 from aclexplode(p.proacl) a where a.grantee = 0) as public,
                p.proowner::regrole::text as owner, p.prosecdef, p.proconfig
         from pg_proc p where proname = ${name}`;
-      expect(acl).toEqual({
-        app: true,
-        public: false,
-        owner: "forma",
-        prosecdef: true,
-        proconfig: ["search_path=pg_catalog, pg_temp"],
-      });
-    },
-  );
+    expect(acl).toEqual({
+      app: true,
+      public: false,
+      owner: "forma",
+      prosecdef: true,
+      proconfig: ["search_path=pg_catalog, pg_temp"],
+    });
+  });
 
   it("shows a manager every member of their organization and nothing of another (case 19)", async () => {
     const a = await createWorkspace(db.owner.db, "A");
@@ -146,6 +149,23 @@ describe("working_profile_answers_for_admin", () => {
       return readProfile(tx, { owner: a.member });
     });
     expect(after).toEqual([]);
+  });
+
+  it("gives a manager the organization's audit events and refuses an ordinary member", async () => {
+    const a = await createWorkspace(db.owner.db);
+    await withTenant(db.app.db, a.member, (tx) =>
+      recordAudit(tx, { tool: "north__working_profile", outcome: "read" }),
+    );
+    const forManager = await withTenant(db.app.db, a.manager, (tx) =>
+      readAuditForAdmin(tx, { organizationId: a.organizationId, requesterId: a.manager.userId }),
+    );
+    expect(forManager.ok && forManager.events.map((e) => [e.tool, e.actorEmail])).toEqual([
+      ["north__working_profile", expect.stringContaining("member")],
+    ]);
+    const forMember = await withTenant(db.app.db, a.member, (tx) =>
+      readAuditForAdmin(tx, { organizationId: a.organizationId, requesterId: a.member.userId }),
+    );
+    expect(forMember).toEqual({ ok: false });
   });
 
   it("refuses a requester who is not the transaction's tenant", async () => {

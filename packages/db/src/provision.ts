@@ -166,11 +166,60 @@ BEGIN
 END
 $fn$`;
 
+export const AUDIT_ADMIN_FUNCTION = "audit_events_for_admin";
+
+/**
+ * The most recent audit events of an organization, for a manager of it (the app role may only
+ * INSERT into the ledger). Same checks as the profile function: the requester must be the
+ * transaction's tenant and a manager. At most 500 rows a call. The ledger holds no body.
+ */
+const AUDIT_ADMIN_SQL = `
+CREATE FUNCTION public.${AUDIT_ADMIN_FUNCTION}(p_organization_id uuid, p_requester_id uuid, p_limit integer)
+RETURNS TABLE (
+  occurred_at timestamptz,
+  actor_id uuid,
+  actor_email text,
+  tool text,
+  outcome text,
+  target_fingerprint text,
+  target_length integer,
+  affected integer
+)
+LANGUAGE plpgsql
+STABLE
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+  IF p_organization_id IS NULL OR p_requester_id IS NULL
+     OR p_organization_id IS DISTINCT FROM nullif(current_setting('north.organization_id', true), '')::uuid
+     OR p_requester_id IS DISTINCT FROM nullif(current_setting('north.user_id', true), '')::uuid THEN
+    RAISE EXCEPTION 'requester does not match the transaction tenant' USING ERRCODE = '42501';
+  END IF;
+  IF NOT EXISTS (
+    SELECT 1 FROM public.members m
+    WHERE m.organization_id = p_organization_id AND m.user_id = p_requester_id AND m.role = 'manager'
+  ) THEN
+    RAISE EXCEPTION 'requester is not a manager of this organization' USING ERRCODE = '42501';
+  END IF;
+  RETURN QUERY
+    SELECT e.occurred_at, e.actor_id, m.email, e.tool, e.outcome, e.target_fingerprint,
+           e.target_length, e.affected
+    FROM public.audit_events e
+    LEFT JOIN public.members m ON m.organization_id = e.organization_id AND m.user_id = e.actor_id
+    WHERE e.organization_id = p_organization_id
+    ORDER BY e.occurred_at DESC
+    LIMIT least(greatest(coalesce(p_limit, 100), 1), 500);
+END
+$fn$`;
+
 /** SECURITY DEFINER functions provisioning owns: dropped and re-created on every run. */
 const FUNCTIONS: ReadonlyArray<{ name: string; args: string; sql: string }> = [
   { name: ADMIN_FUNCTION, args: "uuid, uuid", sql: ADMIN_FUNCTION_SQL },
   { name: RESOLVE_TOKEN_FUNCTION, args: "text", sql: RESOLVE_TOKEN_SQL },
   { name: PURGE_FUNCTION, args: "", sql: PURGE_SQL },
+  { name: AUDIT_ADMIN_FUNCTION, args: "uuid, uuid, integer", sql: AUDIT_ADMIN_SQL },
 ];
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

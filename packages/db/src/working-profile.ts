@@ -9,6 +9,7 @@ import {
 } from "@north/agent-runtime";
 import { and, eq, ne, or, sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
+import { hasSqlState } from "./pg-errors.ts";
 import { workingProfileAnswers as answers } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -210,18 +211,7 @@ export async function readProfilesForAdmin(
       })),
     };
   } catch (error) {
-    if (isInsufficientPrivilege(error)) return { ok: false };
+    if (hasSqlState(error, "42501")) return { ok: false };
     throw error;
   }
-}
-
-function isInsufficientPrivilege(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (current && typeof current === "object" && !seen.has(current)) {
-    seen.add(current);
-    if ((current as { code?: unknown }).code === "42501") return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -7,6 +7,7 @@ import {
   type Database,
   purgeExpiredMemories,
 } from "@north/db";
+import { buildAdminApp } from "@north/web";
 import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
 import { principalForToken } from "../auth.ts";
 import type { NorthConfig } from "../config.ts";
@@ -107,6 +108,7 @@ export async function serveHttp(
     db: runtime.app.db,
     resolvePrincipal: createAuthResolver(runtime.app.db, oauth),
     oauth,
+    admin: buildAdminApp({ db: runtime.app.db, auditKey: runtime.auditKey }),
     limiter,
     logger,
     auditKey: runtime.auditKey,
@@ -218,6 +220,8 @@ export async function start(config: NorthConfig, flags: ServeFlags) {
       .split("\n")
       .map((line) => `  ${line}`)
       .join("\n"),
+    "",
+    `Admin console:  ${url.replace(/\/mcp$/, "/admin")}  (sign in with the token above)`,
     "",
     `MCP Inspector:  npx @modelcontextprotocol/inspector  → Streamable HTTP, ${url}, header Authorization: Bearer <token>`,
     "",

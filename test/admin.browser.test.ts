@@ -1,0 +1,174 @@
+import { randomUUID } from "node:crypto";
+import { LEGACY_QUESTION_LABEL, RETIRED_QUESTION_IDS, subjectKey } from "@north/agent-runtime";
+import { createApiToken, createFingerprinter } from "@north/db";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createLogger,
+  createRateLimiter,
+  type HttpServerHandle,
+  startHttpServer,
+} from "@north/mcp-server";
+import { buildAdminApp } from "@north/web";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { createWorkspace, type Workspace } from "./support/fixtures.ts";
+import { TEST_AUDIT_KEY } from "./support/mcp.ts";
+
+/** The admin console (SPEC §8) in a real headless Chromium against the real server. */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SECRET = `Private detail ${randomUUID()}`;
+const SUBJECT = { type: "client", id: `Dupont ${randomUUID().slice(0, 6)}` };
+
+let db: TestDatabase;
+let ws: Workspace;
+let other: Workspace;
+let server: HttpServerHandle;
+let browser: Browser;
+let base: string;
+const tokens = { manager: "", managerWithoutAdmin: "", member: "" };
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  ws = await createWorkspace(db.owner.db, "Console");
+  other = await createWorkspace(db.owner.db, "Elsewhere");
+  const sql = db.owner.client;
+  await sql`insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+            values (${ws.organizationId}, ${ws.member.userId}, 'ctx-custom', 'Do you sign in blue ink?', 'Always blue.'),
+                   (${ws.organizationId}, ${ws.manager.userId}, 'client-tone', 'How formal with clients?', 'Very formal.'),
+                   (${other.organizationId}, ${other.member.userId}, 'ctx-x', 'Elsewhere question?', 'Elsewhere answer.')`;
+  await sql`insert into working_profile_answers (organization_id, owner_id, question_id, answer)
+            values (${ws.organizationId}, ${ws.member.userId}, ${RETIRED_QUESTION_IDS[0] ?? ""}, 'An old answer.')`;
+  const fingerprint = createFingerprinter(TEST_AUDIT_KEY)(subjectKey(SUBJECT)).fingerprint;
+  await sql`insert into memories (organization_id, author_id, kind, origin, body, subject_type, subject_id, subject_fingerprint, run_id, expires_at)
+            values (${ws.organizationId}, ${ws.member.userId}, 'observation', 'stated', ${SECRET}, ${SUBJECT.type}, ${SUBJECT.id}, ${fingerprint}, 'seed', now() + interval '30 days')`;
+
+  const mint = async (userId: string, scopes: string[]) =>
+    (
+      await createApiToken(db.owner.db, {
+        organizationId: ws.organizationId,
+        userId,
+        scopes,
+        expiresAt: null,
+      })
+    ).token;
+  tokens.manager = await mint(ws.manager.userId, ["admin"]);
+  tokens.managerWithoutAdmin = await mint(ws.manager.userId, ["profile:write"]);
+  tokens.member = await mint(ws.member.userId, ["admin"]);
+
+  const app = buildMcpApp({
+    db: db.app.db,
+    resolvePrincipal: createAuthResolver(db.app.db),
+    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    logger: createLogger({ level: "silent" }),
+    auditKey: TEST_AUDIT_KEY,
+    admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY }),
+  });
+  server = await startHttpServer(app.fetch, { port: 0, hostname: "127.0.0.1" });
+  base = `http://127.0.0.1:${server.port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await db.drop();
+});
+
+async function signedIn(token: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${base}/admin/profiles`);
+  expect(page.url()).toBe(`${base}/admin/login`);
+  await page.fill('input[name="token"]', token);
+  await Promise.all([page.waitForLoadState("load"), page.click('button[type="submit"]')]);
+  return page;
+}
+
+describe("the admin console", () => {
+  it("shows a manager every member's working profile, with the transcription notice and fallback labels", async () => {
+    const page = await signedIn(tokens.manager);
+    expect(page.url()).toBe(`${base}/admin/profiles`);
+    const text = await page.textContent("main");
+    expect(text).toContain("transcription of what the lawyer said");
+    for (const expected of [
+      "member",
+      "manager",
+      "Do you sign in blue ink?",
+      "Always blue.",
+      "How formal with clients?",
+      LEGACY_QUESTION_LABEL,
+      "not recorded",
+    ]) {
+      expect(text).toContain(expected);
+    }
+    expect(text).not.toContain("Elsewhere");
+    expect(await page.locator("tr[data-question-id]").count()).toBe(3);
+    await page.screenshot({ path: "/tmp/north-admin-profiles.png", fullPage: true });
+  });
+
+  it("lists what is held about a subject and erases it, leaving a tombstone", async () => {
+    const page = await signedIn(tokens.manager);
+    await page.goto(`${base}/admin/memories`);
+    await page.fill('input[name="subject_type"]', SUBJECT.type);
+    await page.fill('input[name="subject_id"]', SUBJECT.id.toUpperCase());
+    await Promise.all([page.waitForLoadState("load"), page.click('form[method="get"] button')]);
+    expect(await page.textContent("main")).toContain(SECRET);
+    expect(await page.locator('tr[data-state="live"]').count()).toBe(1);
+
+    page.once("dialog", (dialog) => void dialog.accept());
+    await Promise.all([
+      page.waitForURL(`${base}/admin/memories/forget`),
+      page.click('form[action="/admin/memories/forget"] button'),
+    ]);
+    const after = await page.textContent("main");
+    expect(after).toContain("1 memories erased");
+    expect(after).toContain("body erased");
+    expect(after).not.toContain(SECRET);
+    expect(await page.locator('tr[data-state="forgotten"]').count()).toBe(1);
+    const [row] = await db.owner
+      .client`select body, forgotten_by from memories where organization_id = ${ws.organizationId}`;
+    expect(row).toEqual({ body: null, forgotten_by: ws.manager.userId });
+  });
+
+  it("shows recent audit events without bodies or subject names", async () => {
+    const page = await signedIn(tokens.manager);
+    await page.goto(`${base}/admin/audit`);
+    const text = (await page.textContent("main")) ?? "";
+    for (const tool of ["admin_profiles", "admin_memory_held", "admin_memory_forget"])
+      expect(text).toContain(tool);
+    expect(text).toContain("forgotten");
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(SUBJECT.id);
+    await page.screenshot({ path: "/tmp/north-admin-audit.png", fullPage: true });
+  });
+
+  it("refuses an ordinary member, even one holding an admin-scoped token", async () => {
+    const page = await signedIn(tokens.member);
+    expect(await page.textContent("main")).toContain("This console is for workspace managers");
+    const direct = await fetch(`${base}/admin/profiles`, {
+      headers: { Authorization: `Bearer ${tokens.member}` },
+    });
+    expect(direct.status).toBe(403);
+    expect(await direct.text()).not.toContain("Always blue.");
+  });
+
+  it("refuses a manager's token without the admin scope, and an unknown token", async () => {
+    const page = await signedIn(tokens.managerWithoutAdmin);
+    expect(await page.textContent("main")).toContain("This console is for workspace managers");
+    const unknown = await signedIn(`north_${"x".repeat(43)}`);
+    expect(await unknown.textContent("main")).toContain("not valid");
+  });
+});
