@@ -41,6 +41,26 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
 export const ADMIN_FUNCTION = "working_profile_answers_for_admin";
 
 /**
+ * The opening of every manager-only function: the requester must be the transaction's tenant
+ * (so a caller cannot name someone else) and a manager of that organization; anything else
+ * raises 42501. Relations are schema-qualified (see the search_path note below).
+ */
+const MANAGER_GUARD = `
+  IF p_organization_id IS NULL OR p_requester_id IS NULL
+     OR p_organization_id IS DISTINCT FROM nullif(current_setting('north.organization_id', true), '')::uuid
+     OR p_requester_id IS DISTINCT FROM nullif(current_setting('north.user_id', true), '')::uuid THEN
+    RAISE EXCEPTION 'requester does not match the transaction tenant' USING ERRCODE = '42501';
+  END IF;
+  IF NOT EXISTS (
+    SELECT 1 FROM public.members m
+    WHERE m.organization_id = p_organization_id
+      AND m.user_id = p_requester_id
+      AND m.role = 'manager'
+  ) THEN
+    RAISE EXCEPTION 'requester is not a manager of this organization' USING ERRCODE = '42501';
+  END IF;`;
+
+/**
  * Every member's working profile for a manager (SPEC §6).
  *
  * Owner bypass: this function is SECURITY DEFINER and owned by `forma`, which owns
@@ -71,19 +91,7 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 BEGIN
-  IF p_organization_id IS NULL OR p_requester_id IS NULL
-     OR p_organization_id IS DISTINCT FROM nullif(current_setting('north.organization_id', true), '')::uuid
-     OR p_requester_id IS DISTINCT FROM nullif(current_setting('north.user_id', true), '')::uuid THEN
-    RAISE EXCEPTION 'requester does not match the transaction tenant' USING ERRCODE = '42501';
-  END IF;
-  IF NOT EXISTS (
-    SELECT 1 FROM public.members m
-    WHERE m.organization_id = p_organization_id
-      AND m.user_id = p_requester_id
-      AND m.role = 'manager'
-  ) THEN
-    RAISE EXCEPTION 'requester is not a manager of this organization' USING ERRCODE = '42501';
-  END IF;
+${MANAGER_GUARD}
   RETURN QUERY
     SELECT a.owner_id, m.email, a.question_id, a.question, a.answer, a.version,
            a.created_at, a.updated_at
@@ -192,17 +200,7 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 #variable_conflict use_column
 BEGIN
-  IF p_organization_id IS NULL OR p_requester_id IS NULL
-     OR p_organization_id IS DISTINCT FROM nullif(current_setting('north.organization_id', true), '')::uuid
-     OR p_requester_id IS DISTINCT FROM nullif(current_setting('north.user_id', true), '')::uuid THEN
-    RAISE EXCEPTION 'requester does not match the transaction tenant' USING ERRCODE = '42501';
-  END IF;
-  IF NOT EXISTS (
-    SELECT 1 FROM public.members m
-    WHERE m.organization_id = p_organization_id AND m.user_id = p_requester_id AND m.role = 'manager'
-  ) THEN
-    RAISE EXCEPTION 'requester is not a manager of this organization' USING ERRCODE = '42501';
-  END IF;
+${MANAGER_GUARD}
   RETURN QUERY
     SELECT e.occurred_at, e.actor_id, m.email, e.tool, e.outcome, e.target_fingerprint,
            e.target_length, e.affected
