@@ -58,9 +58,16 @@ type AnyTool = ToolDefinition<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: any registered prompt.
 type AnyPrompt = PromptDefinition<any>;
 
-/** A tool as the model receives it in tools/list (and in GET /manifest). */
+const described = new WeakMap<AnyTool, Tool>();
+
+/**
+ * A tool as the model receives it in tools/list (and in GET /manifest). Definitions are
+ * immutable, so the JSON Schema conversion runs once per tool per process, not per request.
+ */
 export function describeTool(tool: AnyTool): Tool {
-  return {
+  const cached = described.get(tool);
+  if (cached) return cached;
+  const published: Tool = {
     name: tool.name,
     title: tool.title,
     description: tool.description,
@@ -74,6 +81,8 @@ export function describeTool(tool: AnyTool): Tool {
     }) as Tool["outputSchema"],
     annotations: { title: tool.title, ...tool.annotations },
   };
+  described.set(tool, published);
+  return published;
 }
 
 /** A prompt as the model receives it in prompts/list. */
