@@ -26,6 +26,12 @@ export {
   type Tx,
 } from "./client.ts";
 export {
+  ADMIN_FUNCTION,
+  AUDIT_ADMIN_FUNCTION,
+  PURGE_FUNCTION,
+  RESOLVE_TOKEN_FUNCTION,
+} from "./definer-functions.ts";
+export {
   type AddMemberParams,
   addMember,
   createOrganization,
@@ -54,14 +60,7 @@ export {
   type SubjectFingerprinter,
 } from "./memories.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
-export {
-  ADMIN_FUNCTION,
-  AUDIT_ADMIN_FUNCTION,
-  type ProvisionOptions,
-  PURGE_FUNCTION,
-  provisionDatabase,
-  RESOLVE_TOKEN_FUNCTION,
-} from "./provision.ts";
+export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./provision.ts";
 export {
   AUDIT_OUTCOMES,
   type AuditOutcome,

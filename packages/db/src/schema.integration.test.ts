@@ -3,27 +3,16 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { getTableConfig, type PgTable } from "drizzle-orm/pg-core";
+import { is } from "drizzle-orm";
+import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { MIGRATIONS_FOLDER } from "./migrate.ts";
-import {
-  apiTokens,
-  auditEvents,
-  members,
-  memories,
-  organizations,
-  workingProfileAnswers,
-} from "./schema/index.ts";
+import { PROVISIONED_TABLES } from "./provision.ts";
+import * as schema from "./schema/index.ts";
 
-const TENANT_TABLES: PgTable[] = [
-  organizations,
-  members,
-  workingProfileAnswers,
-  auditEvents,
-  apiTokens,
-  memories,
-];
+/** Every North table: each must have RLS enabled and its policies intact. */
+const TENANT_TABLES = PROVISIONED_TABLES;
 const declared = TENANT_TABLES.flatMap((table) => {
   const config = getTableConfig(table);
   return config.policies.map((p) => ({
@@ -41,6 +30,14 @@ beforeAll(async () => {
 afterAll(() => db.drop());
 
 describe("policies as migrated", () => {
+  it("provisions every table the schema declares", () => {
+    const declaredTables = Object.values(schema)
+      .filter((value) => is(value, PgTable))
+      .map((table) => getTableConfig(table as PgTable).name)
+      .sort();
+    expect(TENANT_TABLES.map((t) => getTableConfig(t).name).sort()).toEqual(declaredTables);
+  });
+
   it("enables row-level security on every tenant table", async () => {
     const rows = await db.owner.client`
       select relname, relrowsecurity, relforcerowsecurity from pg_class

@@ -6,7 +6,7 @@ import { organizations } from "./organizations.ts";
 /**
  * API tokens, stored only as SHA-256 hashes. RLS is enabled with no policy and the app role has
  * no privilege on the table: the app reaches it only through `resolve_api_token` (SECURITY
- * DEFINER, see provision.ts), which returns a principal for a valid hash and nothing else.
+ * DEFINER, see definer-functions.ts), which returns a principal for a valid hash and nothing else.
  * Tokens are minted, listed and revoked by the operator CLI on the owner connection.
  */
 export const apiTokens = pgTable(

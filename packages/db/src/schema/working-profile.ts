@@ -19,7 +19,7 @@ const ownRow = sql`organization_id = ${currentOrganizationId} and owner_id = ${c
 /**
  * One row per (organization, owner, question_id). RLS is enabled but not forced: the table's
  * owner (`forma`) bypasses it, and `working_profile_answers_for_admin` depends on exactly that
- * to read every member's rows for a manager (see packages/db/src/provision.ts).
+ * to read every member's rows for a manager (see packages/db/src/definer-functions.ts).
  */
 export const workingProfileAnswers = pgTable(
   "working_profile_answers",

@@ -1,0 +1,210 @@
+/**
+ * The SECURITY DEFINER functions provisioning owns (SPEC §6). Each is dropped and re-created on
+ * every `north provision`, owned by `forma`, executable by `app_role` and nobody else.
+ *
+ * {@link definerFunction} writes the part every one of them must share — `SECURITY DEFINER`,
+ * `search_path` pinned to `pg_catalog, pg_temp` (so a temporary table named like one of ours is
+ * never looked up) and plpgsql's `use_column` rule — so no definition can forget it. Bodies
+ * schema-qualify every relation.
+ */
+
+export interface DefinerFunction {
+  name: string;
+  /** Argument types only, as `DROP`/`ALTER`/`GRANT` name the function: `uuid, uuid`. */
+  argTypes: string;
+  /** The full `CREATE FUNCTION` statement. */
+  sql: string;
+}
+
+function definerFunction(spec: {
+  name: string;
+  /** Named parameters: `p_organization_id uuid, p_requester_id uuid`. */
+  params: string;
+  returns: string;
+  volatility: "STABLE" | "VOLATILE";
+  /** From `BEGIN` to `END`. */
+  body: string;
+}): DefinerFunction {
+  const argTypes = spec.params
+    .split(",")
+    .map((param) => param.trim().split(/\s+/).slice(1).join(" "))
+    .filter(Boolean)
+    .join(", ");
+  return {
+    name: spec.name,
+    argTypes,
+    sql: `
+CREATE FUNCTION public.${spec.name}(${spec.params})
+RETURNS ${spec.returns}
+LANGUAGE plpgsql
+${spec.volatility}
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+#variable_conflict use_column
+${spec.body}
+$fn$`,
+  };
+}
+
+/**
+ * The opening of every manager-only function: the requester must be the transaction's tenant
+ * (so a caller cannot name someone else) and a manager of that organization; anything else
+ * raises 42501.
+ */
+const MANAGER_GUARD = `
+  IF p_organization_id IS NULL OR p_requester_id IS NULL
+     OR p_organization_id IS DISTINCT FROM nullif(current_setting('north.organization_id', true), '')::uuid
+     OR p_requester_id IS DISTINCT FROM nullif(current_setting('north.user_id', true), '')::uuid THEN
+    RAISE EXCEPTION 'requester does not match the transaction tenant' USING ERRCODE = '42501';
+  END IF;
+  IF NOT EXISTS (
+    SELECT 1 FROM public.members m
+    WHERE m.organization_id = p_organization_id
+      AND m.user_id = p_requester_id
+      AND m.role = 'manager'
+  ) THEN
+    RAISE EXCEPTION 'requester is not a manager of this organization' USING ERRCODE = '42501';
+  END IF;`;
+
+export const ADMIN_FUNCTION = "working_profile_answers_for_admin";
+
+/**
+ * Every member's working profile for a manager (SPEC §6).
+ *
+ * Owner bypass: this function is SECURITY DEFINER and owned by `forma`, which owns
+ * `working_profile_answers` and `members`. Both tables have RLS enabled but not forced, so the
+ * owner's reads skip the owner-only policy; that is the only reason this sees other members'
+ * rows. Forcing RLS on those tables, or changing either owner, silently empties its result.
+ * The schema's policy comment (schema/working-profile.ts) names the same dependency.
+ */
+const adminProfiles = definerFunction({
+  name: ADMIN_FUNCTION,
+  params: "p_organization_id uuid, p_requester_id uuid",
+  returns: `TABLE (
+  owner_id uuid,
+  owner_email text,
+  question_id text,
+  question text,
+  answer text,
+  version integer,
+  created_at timestamptz,
+  updated_at timestamptz
+)`,
+  volatility: "STABLE",
+  body: `BEGIN
+${MANAGER_GUARD}
+  RETURN QUERY
+    SELECT a.owner_id, m.email, a.question_id, a.question, a.answer, a.version,
+           a.created_at, a.updated_at
+    FROM public.working_profile_answers a
+    JOIN public.members m ON m.organization_id = a.organization_id AND m.user_id = a.owner_id
+    WHERE a.organization_id = p_organization_id
+    ORDER BY m.email, a.created_at, a.question_id;
+END`,
+});
+
+export const RESOLVE_TOKEN_FUNCTION = "resolve_api_token";
+
+/**
+ * The principal behind an API token hash, if the token is neither expired nor revoked and its
+ * user is still a member. SECURITY DEFINER owned by `forma`: the app role has no privilege on
+ * `api_tokens`, so this is its only way in, and it can only look up a hash it already holds.
+ * `last_used_at` is written at most once a minute per token, so busy tokens do not turn every
+ * request into a write.
+ */
+const resolveToken = definerFunction({
+  name: RESOLVE_TOKEN_FUNCTION,
+  params: "p_token_hash text",
+  returns: "TABLE (token_id uuid, organization_id uuid, user_id uuid, role text, scopes text[])",
+  volatility: "VOLATILE",
+  body: `BEGIN
+  RETURN QUERY
+    WITH found AS (
+      SELECT t.id, t.organization_id, t.user_id, t.scopes, t.last_used_at
+      FROM public.api_tokens t
+      WHERE t.token_hash = p_token_hash
+        AND t.revoked_at IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())
+    ), touched AS (
+      UPDATE public.api_tokens t SET last_used_at = pg_catalog.now()
+      FROM found f
+      WHERE t.id = f.id
+        AND (f.last_used_at IS NULL OR f.last_used_at < pg_catalog.now() - interval '1 minute')
+    )
+    SELECT f.id, f.organization_id, f.user_id, m.role, f.scopes
+    FROM found f
+    JOIN public.members m ON m.organization_id = f.organization_id AND m.user_id = f.user_id;
+END`,
+});
+
+export const PURGE_FUNCTION = "purge_expired_memories";
+
+/**
+ * Removes the bodies (and subject ids and embeddings) of every expired memory in every
+ * organization and writes one audit row per organization purged. SECURITY DEFINER owned by
+ * `forma` so the server's periodic purge, on the app role, can reach all tenants; it takes no
+ * argument and returns only counts.
+ */
+const purgeMemories = definerFunction({
+  name: PURGE_FUNCTION,
+  params: "",
+  returns: "TABLE (organization_id uuid, purged integer)",
+  volatility: "VOLATILE",
+  body: `BEGIN
+  RETURN QUERY
+    WITH erased AS (
+      UPDATE public.memories m
+      SET body = NULL, subject_id = NULL, embedding = NULL, purged_at = pg_catalog.now()
+      WHERE m.expires_at <= pg_catalog.now() AND m.purged_at IS NULL AND m.forgotten_at IS NULL
+      RETURNING m.organization_id
+    ), counted AS (
+      SELECT e.organization_id, count(*)::integer AS purged FROM erased e GROUP BY e.organization_id
+    ), audited AS (
+      INSERT INTO public.audit_events (organization_id, tool, outcome, affected)
+      SELECT c.organization_id, 'north_purge', 'purged', c.purged FROM counted c
+    )
+    SELECT c.organization_id, c.purged FROM counted c;
+END`,
+});
+
+export const AUDIT_ADMIN_FUNCTION = "audit_events_for_admin";
+
+/**
+ * The most recent audit events of an organization, for a manager of it (the app role may only
+ * INSERT into the ledger). Same checks as the profile function: the requester must be the
+ * transaction's tenant and a manager. At most 500 rows a call. The ledger holds no body.
+ */
+const adminAudit = definerFunction({
+  name: AUDIT_ADMIN_FUNCTION,
+  params: "p_organization_id uuid, p_requester_id uuid, p_limit integer",
+  returns: `TABLE (
+  occurred_at timestamptz,
+  actor_id uuid,
+  actor_email text,
+  tool text,
+  outcome text,
+  target_fingerprint text,
+  target_length integer,
+  affected integer
+)`,
+  volatility: "STABLE",
+  body: `BEGIN
+${MANAGER_GUARD}
+  RETURN QUERY
+    SELECT e.occurred_at, e.actor_id, m.email, e.tool, e.outcome, e.target_fingerprint,
+           e.target_length, e.affected
+    FROM public.audit_events e
+    LEFT JOIN public.members m ON m.organization_id = e.organization_id AND m.user_id = e.actor_id
+    WHERE e.organization_id = p_organization_id
+    ORDER BY e.occurred_at DESC
+    LIMIT least(greatest(coalesce(p_limit, 100), 1), 500);
+END`,
+});
+
+export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
+  adminProfiles,
+  resolveToken,
+  purgeMemories,
+  adminAudit,
+];
