@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { checkSubject, subjectKey } from "@north/agent-runtime";
+import { checkSubjectLookup, subjectKey } from "@north/agent-runtime";
 import {
   createFingerprinter,
   type Database,
@@ -125,8 +125,8 @@ export function buildAdminApp(deps: AdminAppDeps) {
     const type = c.req.query("subject_type");
     const id = c.req.query("subject_id");
     if (type === undefined && id === undefined) return c.html(memoriesPage({}));
-    const subject = checkSubject("observation", type, id);
-    if (!subject.ok || !subject.value) {
+    const subject = checkSubjectLookup(type, id);
+    if (!subject.ok) {
       return c.html(
         memoriesPage({
           subjectType: type,
@@ -152,8 +152,8 @@ export function buildAdminApp(deps: AdminAppDeps) {
     const form = await c.req.parseBody();
     const type = typeof form.subject_type === "string" ? form.subject_type : undefined;
     const id = typeof form.subject_id === "string" ? form.subject_id : undefined;
-    const subject = checkSubject("observation", type, id);
-    if (!subject.ok || !subject.value) {
+    const subject = checkSubjectLookup(type, id);
+    if (!subject.ok) {
       return c.html(memoriesPage({ message: "Give both a subject type and a subject." }), 400);
     }
     const value = subject.value;

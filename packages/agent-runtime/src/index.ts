@@ -14,6 +14,7 @@ export {
   checkExpiryDays,
   checkMemoryBody,
   checkSubject,
+  checkSubjectLookup,
   DEFAULT_MEMORY_EXPIRY_DAYS,
   DEFAULT_RECALL_LIMIT,
   MAX_MEMORY_EXPIRY_DAYS,
@@ -26,6 +27,7 @@ export {
   PERSON_SUBJECT_TYPES,
   type Subject,
   subjectKey,
+  subjectKeyOf,
 } from "./memory-rules.ts";
 export {
   BRIEFING_TOOL,

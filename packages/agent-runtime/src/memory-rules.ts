@@ -93,6 +93,34 @@ export function checkSubject(
   return { ok: true, value: { type: subjectType, id: subjectId } };
 }
 
+/**
+ * A subject named to look memories up (recall, held, forget): both fields required, checked as
+ * for a write, with a message that fits a lookup.
+ */
+export function checkSubjectLookup(
+  type: string | undefined,
+  id: string | undefined,
+): Checked<Subject, "NORTH_SUBJECT_REQUIRED" | "NORTH_SUBJECT_INVALID"> {
+  const checked = checkSubject("observation", type, id);
+  if (!checked.ok) {
+    return {
+      ...checked,
+      message:
+        checked.code === "NORTH_SUBJECT_REQUIRED"
+          ? "Send both subject_type and subject_id."
+          : "subject_type must be a short lowercase word; subject_id at most 200 characters.",
+    };
+  }
+  // An observation's subject is never null once checked.
+  return { ok: true, value: checked.value as Subject };
+}
+
+/** The canonical key of a subject given as raw fields, or undefined when they are not a valid pair. */
+export function subjectKeyOf(type: string | undefined, id: string | undefined): string | undefined {
+  const checked = checkSubjectLookup(type, id);
+  return checked.ok ? subjectKey(checked.value) : undefined;
+}
+
 /** The canonical text of a subject for its keyed fingerprint: type, NUL, lower-cased id. */
 export function subjectKey(subject: Subject): string {
   return `${subject.type}\u0000${sanitizeLine(subject.id).toLowerCase()}`;

@@ -1,4 +1,4 @@
-import { checkSubject, FORGET_TOOL, subjectKey } from "@north/agent-runtime";
+import { checkSubjectLookup, FORGET_TOOL, subjectKey, subjectKeyOf } from "@north/agent-runtime";
 import { forgetMemories } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
@@ -23,10 +23,7 @@ const outputSchema = z.object({
 });
 
 const targetOf = (input: z.output<typeof inputSchema>) =>
-  input.memory_id ??
-  (input.subject_type && input.subject_id
-    ? subjectKey({ type: input.subject_type.trim().toLowerCase(), id: input.subject_id })
-    : undefined);
+  input.memory_id ?? subjectKeyOf(input.subject_type, input.subject_id);
 
 export const forgetTool = {
   name: FORGET_TOOL,
@@ -66,13 +63,12 @@ export const forgetTool = {
     }
     let target: { subjectFingerprint: string } | { memoryId: string };
     if (bySubject) {
-      const subject = checkSubject("observation", input.subject_type, input.subject_id);
-      if (!subject.ok || !subject.value) {
-        const code = subject.ok ? "NORTH_SUBJECT_REQUIRED" : subject.code;
-        const message = "Send both subject_type and subject_id. Nothing was erased.";
+      const subject = checkSubjectLookup(input.subject_type, input.subject_id);
+      if (!subject.ok) {
+        const message = `${subject.message} Nothing was erased.`;
         return {
-          structured: { outcome: "rejected", forgotten: 0, code, message },
-          text: `rejected: ${code}. ${message}`,
+          structured: { outcome: "rejected", forgotten: 0, code: subject.code, message },
+          text: `rejected: ${subject.code}. ${message}`,
           isError: true,
           audit: { outcome: "rejected" },
         };

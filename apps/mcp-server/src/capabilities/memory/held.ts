@@ -1,4 +1,10 @@
-import { checkSubject, HELD_TOOL, renderMemoryFence, subjectKey } from "@north/agent-runtime";
+import {
+  checkSubjectLookup,
+  HELD_TOOL,
+  renderMemoryFence,
+  subjectKey,
+  subjectKeyOf,
+} from "@north/agent-runtime";
 import { memoriesHeld } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
@@ -45,13 +51,12 @@ export const heldTool = {
   inputSchema,
   outputSchema,
   annotations: READ_ONLY_ANNOTATIONS,
-  auditTarget: (input) =>
-    subjectKey({ type: input.subject_type.trim().toLowerCase(), id: input.subject_id }),
+  auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
   async handler(input, ctx) {
-    const subject = checkSubject("observation", input.subject_type, input.subject_id);
-    if (!subject.ok || !subject.value) {
+    const subject = checkSubjectLookup(input.subject_type, input.subject_id);
+    if (!subject.ok) {
       return {
-        text: `rejected: ${subject.ok ? "NORTH_SUBJECT_REQUIRED" : subject.code}. Send subject_type and subject_id.`,
+        text: `rejected: ${subject.code}. ${subject.message}`,
         isError: true,
         audit: { outcome: "rejected" },
       };

@@ -1,10 +1,11 @@
 import {
-  checkSubject,
+  checkSubjectLookup,
   DEFAULT_RECALL_LIMIT,
   MAX_RECALL_LIMIT,
   RECALL_TOOL,
   renderMemoryFence,
   subjectKey,
+  subjectKeyOf,
 } from "@north/agent-runtime";
 import { type RecalledMemory, recallMemories } from "@north/db";
 import { z } from "zod";
@@ -89,15 +90,15 @@ export const recallTool = {
   inputSchema,
   outputSchema,
   annotations: READ_ONLY_ANNOTATIONS,
+  auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
   async handler(input, ctx) {
     let subjectFingerprint: string | undefined;
     let target: string | undefined;
     if (input.subject_type !== undefined || input.subject_id !== undefined) {
-      const subject = checkSubject("observation", input.subject_type, input.subject_id);
-      if (!subject.ok || !subject.value) {
-        const message = subject.ok ? "" : subject.message.replace(" Nothing was saved.", "");
+      const subject = checkSubjectLookup(input.subject_type, input.subject_id);
+      if (!subject.ok) {
         return {
-          text: `rejected: ${subject.ok ? "NORTH_SUBJECT_REQUIRED" : subject.code}. ${message} Send both subject fields, or neither.`,
+          text: `rejected: ${subject.code}. ${subject.message} Or send neither, to recall without a subject.`,
           isError: true,
           audit: { outcome: "rejected" },
         };

@@ -1,4 +1,4 @@
-import { REMEMBER_TOOL, sanitizeBody, subjectKey } from "@north/agent-runtime";
+import { REMEMBER_TOOL, sanitizeBody, subjectKey, subjectKeyOf } from "@north/agent-runtime";
 import { rememberMemory } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
@@ -62,10 +62,7 @@ export const rememberTool = {
     idempotentHint: false,
     openWorldHint: false,
   },
-  auditTarget: (input) =>
-    input.subject_type && input.subject_id
-      ? subjectKey({ type: input.subject_type.trim().toLowerCase(), id: input.subject_id })
-      : undefined,
+  auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
   rateLimitedReceipt: (_input, retryAfterS) => ({
     outcome: "rejected",
     memory_id: null,
