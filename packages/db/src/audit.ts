@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { codePointLength } from "@north/agent-runtime";
 import { sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
-import { hasSqlState } from "./pg-errors.ts";
+import { callManagerOnly } from "./manager-only.ts";
 import {
   type AuditOutcome,
   auditEvents,
@@ -79,33 +79,28 @@ export interface AdminAuditEvent {
 
 /**
  * Recent ledger entries for a manager, through `audit_events_for_admin`; `{ ok: false }` for
- * anyone else (the refusal is raised in a savepoint, so the transaction carries on).
+ * anyone else.
  */
 export async function readAuditForAdmin(
   tx: Tx,
   params: { organizationId: string; requesterId: string; limit?: number },
 ): Promise<{ ok: true; events: AdminAuditEvent[] } | { ok: false }> {
-  try {
-    const rows = await tx.transaction(async (inner) => [
-      ...(await inner.execute<Record<string, unknown>>(
-        sql`select * from public.audit_events_for_admin(${params.organizationId}::uuid, ${params.requesterId}::uuid, ${params.limit ?? 100}::integer)`,
-      )),
-    ]);
-    return {
-      ok: true,
-      events: rows.map((r) => ({
-        occurredAt: new Date(String(r.occurred_at)),
-        actorId: (r.actor_id as string | null) ?? null,
-        actorEmail: (r.actor_email as string | null) ?? null,
-        tool: String(r.tool),
-        outcome: String(r.outcome),
-        targetFingerprint: (r.target_fingerprint as string | null) ?? null,
-        targetLength: r.target_length === null ? null : Number(r.target_length),
-        affected: r.affected === null ? null : Number(r.affected),
-      })),
-    };
-  } catch (error) {
-    if (hasSqlState(error, "42501")) return { ok: false };
-    throw error;
-  }
+  const rows = await callManagerOnly(
+    tx,
+    sql`select * from public.audit_events_for_admin(${params.organizationId}::uuid, ${params.requesterId}::uuid, ${params.limit ?? 100}::integer)`,
+  );
+  if (!rows) return { ok: false };
+  return {
+    ok: true,
+    events: rows.map((r) => ({
+      occurredAt: new Date(String(r.occurred_at)),
+      actorId: (r.actor_id as string | null) ?? null,
+      actorEmail: (r.actor_email as string | null) ?? null,
+      tool: String(r.tool),
+      outcome: String(r.outcome),
+      targetFingerprint: (r.target_fingerprint as string | null) ?? null,
+      targetLength: r.target_length === null ? null : Number(r.target_length),
+      affected: r.affected === null ? null : Number(r.affected),
+    })),
+  };
 }

@@ -9,7 +9,7 @@ import {
 } from "@north/agent-runtime";
 import { and, eq, ne, or, sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
-import { hasSqlState } from "./pg-errors.ts";
+import { callManagerOnly } from "./manager-only.ts";
 import { workingProfileAnswers as answers } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -183,35 +183,28 @@ interface AdminRow extends Record<string, unknown> {
 
 /**
  * Every member's rows for a manager, through `working_profile_answers_for_admin`. A requester who
- * is not a manager of the tenant's organization gets `{ ok: false }`; the refusal is raised
- * inside a savepoint so the surrounding transaction (and its audit insert) carries on.
+ * is not a manager of the tenant's organization gets `{ ok: false }`.
  */
 export async function readProfilesForAdmin(
   tx: Tx,
   params: { organizationId: string; requesterId: string; locale?: Locale },
 ): Promise<AdminProfilesResult> {
-  try {
-    const rows = await tx.transaction(async (inner) => {
-      const result = await inner.execute<AdminRow>(
-        sql`select * from public.working_profile_answers_for_admin(${params.organizationId}::uuid, ${params.requesterId}::uuid)`,
-      );
-      return [...result];
-    });
-    return {
-      ok: true,
-      entries: rows.map((row) => ({
-        ownerId: row.owner_id,
-        ownerEmail: row.owner_email,
-        questionId: row.question_id,
-        ...displayQuestion(row.question_id, row.question, params.locale),
-        answer: row.answer,
-        answerVersion: row.version,
-        createdAt: new Date(row.created_at),
-        updatedAt: new Date(row.updated_at),
-      })),
-    };
-  } catch (error) {
-    if (hasSqlState(error, "42501")) return { ok: false };
-    throw error;
-  }
+  const rows = await callManagerOnly<AdminRow>(
+    tx,
+    sql`select * from public.working_profile_answers_for_admin(${params.organizationId}::uuid, ${params.requesterId}::uuid)`,
+  );
+  if (!rows) return { ok: false };
+  return {
+    ok: true,
+    entries: rows.map((row) => ({
+      ownerId: row.owner_id,
+      ownerEmail: row.owner_email,
+      questionId: row.question_id,
+      ...displayQuestion(row.question_id, row.question, params.locale),
+      answer: row.answer,
+      answerVersion: row.version,
+      createdAt: new Date(row.created_at),
+      updatedAt: new Date(row.updated_at),
+    })),
+  };
 }
