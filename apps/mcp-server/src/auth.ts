@@ -1,5 +1,5 @@
 import { type Database, resolveApiToken } from "@north/db";
-import type { AuthResolver, Principal, Scope } from "./principal.ts";
+import type { Principal, Scope } from "./principal.ts";
 import { SCOPES } from "./principal.ts";
 
 /** The bearer credential of a request, or null. Only the Authorization header is read. */
@@ -19,16 +19,5 @@ export async function principalForToken(db: Database, token: string): Promise<Pr
     role: resolved.role,
     scopes: resolved.scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)),
     tokenId: resolved.tokenId,
-  };
-}
-
-/**
- * The production resolver: `Authorization: Bearer north_…`, checked against the hashed token
- * store on every request, so expiry and revocation take effect at once.
- */
-export function createApiTokenResolver(db: Database): AuthResolver {
-  return async (request) => {
-    const token = bearerToken(request);
-    return token ? principalForToken(db, token) : null;
   };
 }

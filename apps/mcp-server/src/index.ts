@@ -1,5 +1,5 @@
 export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./app.ts";
-export { bearerToken, createApiTokenResolver, principalForToken } from "./auth.ts";
+export { bearerToken, principalForToken } from "./auth.ts";
 export { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
 export {
   BUN_IDLE_TIMEOUT_S,
@@ -17,7 +17,6 @@ export {
 export { createLogger, describeError, type Logger, type LoggerOptions } from "./logger.ts";
 export {
   createAuthResolver,
-  createOAuthResolver,
   type OAuthOptions,
   protectedResourceMetadata,
 } from "./oauth.ts";

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { type Database, members, withTenant } from "@north/db";
+import { type Database, members, TOKEN_PREFIX, withTenant } from "@north/db";
 import { and, eq } from "drizzle-orm";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
-import { bearerToken, createApiTokenResolver } from "./auth.ts";
+import { bearerToken, principalForToken } from "./auth.ts";
 import type { AuthResolver, Principal, Scope } from "./principal.ts";
 import { SCOPES } from "./principal.ts";
 
@@ -43,7 +43,10 @@ function scopesOf(payload: JWTPayload): Scope[] {
 }
 
 /** Verifies a JWT and maps it to a principal, or null for anything that does not hold. */
-export function createOAuthResolver(db: Database, options: OAuthOptions): AuthResolver {
+function createJwtVerifier(
+  db: Database,
+  options: OAuthOptions,
+): (token: string) => Promise<Principal | null> {
   const keys =
     options.keys ??
     createRemoteJWKSet(
@@ -51,9 +54,7 @@ export function createOAuthResolver(db: Database, options: OAuthOptions): AuthRe
     );
   const orgClaim = options.organizationClaim ?? "north_org";
   const userClaim = options.userClaim ?? "sub";
-  return async (request) => {
-    const token = bearerToken(request);
-    if (!token) return null;
+  return async (token) => {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, keys, {
@@ -87,17 +88,17 @@ export function createOAuthResolver(db: Database, options: OAuthOptions): AuthRe
 }
 
 /**
- * The production resolver: `north_…` API tokens, and — when OAuth is configured — JWTs from the
- * authorization server. Anything else is unauthenticated.
+ * The production resolver: `Authorization: Bearer north_…` API tokens, checked against the
+ * hashed store on every request (so expiry and revocation take effect at once), and — when
+ * OAuth is configured — JWTs from the authorization server. Anything else is unauthenticated.
  */
 export function createAuthResolver(db: Database, oauth?: OAuthOptions): AuthResolver {
-  const apiTokens = createApiTokenResolver(db);
-  const jwts = oauth ? createOAuthResolver(db, oauth) : undefined;
+  const verifyJwt = oauth ? createJwtVerifier(db, oauth) : undefined;
   return async (request) => {
     const token = bearerToken(request);
     if (!token) return null;
-    if (token.startsWith("north_")) return apiTokens(request);
-    return jwts ? jwts(request) : null;
+    if (token.startsWith(TOKEN_PREFIX)) return principalForToken(db, token);
+    return verifyJwt ? verifyJwt(token) : null;
   };
 }
 

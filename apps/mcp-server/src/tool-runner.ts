@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type Database, recordAudit, type Tenant, withTenant } from "@north/db";
+import { type AuditOutcome, type Database, recordAudit, type Tenant, withTenant } from "@north/db";
 import type { z } from "zod";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
@@ -45,13 +45,13 @@ export async function runTool(
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
   const audit = (
     tx: Parameters<typeof recordAudit>[0],
-    outcome: string,
+    outcome: AuditOutcome,
     target?: string,
     affected?: number,
   ) =>
     recordAudit(tx, {
       tool: tool.name,
-      outcome: outcome as Parameters<typeof recordAudit>[1]["outcome"],
+      outcome,
       tokenId: principal.tokenId,
       requestId,
       target: target === undefined ? undefined : ctx.fingerprint(target),
@@ -69,10 +69,10 @@ export async function runTool(
       },
       "tool call",
     );
-  const target = tool.auditTarget?.(input);
 
   const decision = await ctx.limiter.consume(principal, tool.kind);
   if (!decision.allowed) {
+    const target = tool.auditTarget?.(input);
     await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));
     log("rate_limited");
     return rateLimited(tool, input, decision.retryAfterS);

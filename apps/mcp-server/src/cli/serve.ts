@@ -78,7 +78,7 @@ function onShutdown(logger: Logger, steps: Array<() => Promise<void>>) {
 export async function serveHttp(
   config: NorthConfig,
   flags: ServeFlags,
-  options: { local?: boolean; logger?: Logger } = {},
+  options: { logger?: Logger } = {},
 ) {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
   let oauth: OAuthOptions | undefined;
@@ -187,7 +187,7 @@ export async function start(config: NorthConfig, flags: ServeFlags) {
     );
   }
   const logger = createLogger({ level: config.LOG_LEVEL, destination: "stderr" });
-  const { url, runtime } = await serveHttp(config, flags, { local: true, logger });
+  const { url, runtime } = await serveHttp(config, flags, { logger });
   const local = runtime.local;
   if (!local) throw new Error("start without a local database");
   const owner = connectDatabase(local.database.ownerUrl, { max: 1 });
