@@ -1,6 +1,11 @@
 export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./app.ts";
 export { bearerToken, principalForToken } from "./auth.ts";
-export { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
+export {
+  activeCapabilities,
+  CAPABILITIES,
+  composeInstructions,
+  foreignToolsInGuidance,
+} from "./capabilities/index.ts";
 export {
   BUN_IDLE_TIMEOUT_S,
   type HttpServerHandle,

@@ -37,6 +37,17 @@ export function requiredScopes(
   return owner?.scopes;
 }
 
+/**
+ * Tool names a capability's guidance mentions but does not own. Must be empty for every
+ * capability: a fact about a tool has one owner, and a principal without that tool's scope
+ * would otherwise be told to call something it cannot see.
+ */
+export function foreignToolsInGuidance(capability: Capability): string[] {
+  const own = new Set(capability.tools.map((tool) => tool.name));
+  const named = capability.guidance.join("\n").match(/north__[a-z_]+/g) ?? [];
+  return [...new Set(named)].filter((name) => !own.has(name));
+}
+
 const PREAMBLE =
   "North is this legal workspace's memory. It tells you how the lawyer you are helping works, and you keep it up to date as they tell you.";
 
