@@ -55,6 +55,13 @@ export interface Embedder {
   embed(texts: readonly string[]): Promise<number[][]>;
 }
 
+/** What the runner says when the limiter refuses a call; a tool only shapes it into its receipt. */
+export interface RateLimitRefusal {
+  code: "NORTH_RATE_LIMITED";
+  message: string;
+  retry_after_s: number;
+}
+
 /** Calls are limited per principal in two budgets (SPEC §7). */
 export type ToolKind = "read" | "write";
 
@@ -73,7 +80,7 @@ export interface ToolDefinition<
    * Builds the receipt for a call refused by the rate limiter, when the tool's output schema has
    * one; otherwise the refusal is a text-only error.
    */
-  rateLimitedReceipt?: (input: z.output<Input>, retryAfterS: number) => z.output<Output>;
+  rateLimitedReceipt?: (input: z.output<Input>, refusal: RateLimitRefusal) => z.output<Output>;
   /** The id or subject a call names, for the audit row of a call refused by the limiter. */
   auditTarget?: (input: z.output<Input>) => string | undefined;
   handler: (input: z.output<Input>, ctx: ToolContext) => Promise<ToolOutcome<z.output<Output>>>;

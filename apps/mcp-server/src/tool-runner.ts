@@ -4,7 +4,13 @@ import type { z } from "zod";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import type { Principal } from "./principal.ts";
-import type { Embedder, Fingerprinter, ToolDefinition, ToolOutcome } from "./tool-definition.ts";
+import type {
+  Embedder,
+  Fingerprinter,
+  RateLimitRefusal,
+  ToolDefinition,
+  ToolOutcome,
+} from "./tool-definition.ts";
 
 export interface RunContext {
   db: Database;
@@ -118,11 +124,14 @@ function rateLimited(
   input: z.output<z.ZodObject>,
   retryAfterS: number,
 ): CallToolResult {
-  const text = `rejected: NORTH_RATE_LIMITED. Too many calls in a short time; nothing was done. Wait ${retryAfterS} s, then send the same call again.`;
-  if (!tool.rateLimitedReceipt) return { isError: true, content: [{ type: "text", text }] };
-  return {
-    isError: true,
-    content: [{ type: "text", text }],
-    structuredContent: tool.rateLimitedReceipt(input, retryAfterS),
+  const refusal: RateLimitRefusal = {
+    code: "NORTH_RATE_LIMITED",
+    message: `Too many calls in a short time; nothing was done. Wait ${retryAfterS} s, then send the same call again.`,
+    retry_after_s: retryAfterS,
   };
+  const content = [
+    { type: "text" as const, text: `rejected: ${refusal.code}. ${refusal.message}` },
+  ];
+  if (!tool.rateLimitedReceipt) return { isError: true, content };
+  return { isError: true, content, structuredContent: tool.rateLimitedReceipt(input, refusal) };
 }

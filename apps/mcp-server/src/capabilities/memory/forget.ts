@@ -43,12 +43,10 @@ export const forgetTool = {
     openWorldHint: false,
   },
   auditTarget: targetOf,
-  rateLimitedReceipt: (_input, retryAfterS) => ({
+  rateLimitedReceipt: (_input, refusal) => ({
     outcome: "rejected",
     forgotten: 0,
-    code: "NORTH_RATE_LIMITED",
-    message: `Too many writes in a short time. Nothing was erased; wait ${retryAfterS} s and send the same call again.`,
-    retry_after_s: retryAfterS,
+    ...refusal,
   }),
   async handler(input, ctx) {
     const bySubject = input.subject_type !== undefined || input.subject_id !== undefined;

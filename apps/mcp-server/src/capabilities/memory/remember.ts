@@ -63,13 +63,11 @@ export const rememberTool = {
     openWorldHint: false,
   },
   auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
-  rateLimitedReceipt: (_input, retryAfterS) => ({
+  rateLimitedReceipt: (_input, refusal) => ({
     outcome: "rejected",
     memory_id: null,
     expires_at: null,
-    code: "NORTH_RATE_LIMITED",
-    message: `Too many writes in a short time. Nothing was stored; wait ${retryAfterS} s and send the same call again.`,
-    retry_after_s: retryAfterS,
+    ...refusal,
   }),
   async handler(input, ctx) {
     const body = sanitizeBody(input.body);

@@ -99,13 +99,11 @@ export const saveWorkingProfileAnswer = {
     openWorldHint: false,
   },
   auditTarget: (input) => input.question_id,
-  rateLimitedReceipt: (input, retryAfterS) => ({
+  rateLimitedReceipt: (input, refusal) => ({
     outcome: "rejected",
     question_id: input.question_id ?? null,
     answer_version: null,
-    code: "NORTH_RATE_LIMITED",
-    message: `Too many saves in a short time. Nothing was saved; wait ${retryAfterS} s and send the same call again.`,
-    retry_after_s: retryAfterS,
+    ...refusal,
   }),
   async handler(input, ctx) {
     const result = await saveAnswer(ctx.tx, {
