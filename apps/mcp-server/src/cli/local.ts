@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import path from "node:path";
 import {
   addMember,
@@ -121,7 +122,6 @@ export async function openLocalDatabase(home: string, state: LocalState): Promis
 }
 
 async function portIsFree(port: number): Promise<boolean> {
-  const { createServer } = await import("node:net");
   return new Promise((resolve) => {
     const server = createServer();
     server.once("error", () => resolve(false));
