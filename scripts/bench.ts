@@ -22,8 +22,8 @@ import {
   createOrganization,
   migrateDatabase,
   provisionDatabase,
-  startEmbeddedPostgres,
 } from "@north/db";
+import { startEmbeddedPostgres } from "@north/db/embedded";
 import {
   buildMcpApp,
   createLogger,

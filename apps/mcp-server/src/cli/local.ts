@@ -11,8 +11,8 @@ import {
   freePort,
   migrateDatabase,
   provisionDatabase,
-  startEmbeddedPostgres,
 } from "@north/db";
+import { startEmbeddedPostgres } from "@north/db/embedded";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { principalForToken } from "../auth.ts";
