@@ -116,7 +116,7 @@ try {
   await owner.client`analyze memories`;
   for (const m of cohorts.read) {
     await owner.client`
-      insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+      insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
       select ${org.id}, ${m.userId}, 'seed-' || g, 'Seed question ' || g || '?', repeat('answer ', 20)
       from generate_series(1, 10) g`;
   }
@@ -173,7 +173,7 @@ SELECT set_config('north.organization_id', '${org.id}', true), set_config('north
   const scripts = {
     save: `${tenant("save")}
 \\set q random(1, 2000000000)
-INSERT INTO working_profile_answers (organization_id, owner_id, question_id, question, answer) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, 'auto:' || md5(:q::text || random()::text), 'Bench question ' || :q || '?', 'A benchmark answer.') ON CONFLICT DO NOTHING RETURNING version;
+INSERT INTO working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, 'auto:' || md5(:q::text || random()::text), 'Bench question ' || :q || '?', 'A benchmark answer.') ON CONFLICT DO NOTHING RETURNING version;
 ${audit("north__working_profile_answer", "created", true)}
 COMMIT;
 `,
@@ -184,7 +184,7 @@ ${audit("north__memory_recall", "read", false)}
 COMMIT;
 `,
     read: `${tenant("read")}
-SELECT organization_id, owner_id, question_id, question, answer, version, created_at, updated_at FROM working_profile_answers WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND owner_id = nullif(current_setting('north.user_id', true), '')::uuid ORDER BY created_at, question_id;
+SELECT organization_id, owner_user_id, question_id, question_text, answer, version, created_at, updated_at FROM working_profile_answers WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid ORDER BY created_at, question_id;
 ${audit("north__working_profile", "read", false)}
 COMMIT;
 `,

@@ -35,11 +35,11 @@ beforeAll(async () => {
   ws = await createWorkspace(db.owner.db, "Console");
   other = await createWorkspace(db.owner.db, "Elsewhere");
   const sql = db.owner.client;
-  await sql`insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+  await sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
             values (${ws.organizationId}, ${ws.member.userId}, 'ctx-custom', 'Do you sign in blue ink?', 'Always blue.'),
                    (${ws.organizationId}, ${ws.manager.userId}, 'client-tone', 'How formal with clients?', 'Very formal.'),
                    (${other.organizationId}, ${other.member.userId}, 'ctx-x', 'Elsewhere question?', 'Elsewhere answer.')`;
-  await sql`insert into working_profile_answers (organization_id, owner_id, question_id, answer)
+  await sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, answer)
             values (${ws.organizationId}, ${ws.member.userId}, ${RETIRED_QUESTION_IDS[0] ?? ""}, 'An old answer.')`;
   const fingerprint = createFingerprinter(TEST_AUDIT_KEY)(subjectKey(SUBJECT)).fingerprint;
   await sql`insert into memories (organization_id, author_id, kind, origin, body, subject_type, subject_id, subject_fingerprint, run_id, expires_at)

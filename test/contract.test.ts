@@ -62,7 +62,7 @@ describe("what each kind of principal is offered", () => {
     }
     await expect(client.getPrompt({ name: "onboard" })).rejects.toThrow(/403|Insufficient scope/);
     const [rows] = await db.owner
-      .client`select count(*)::int as n from working_profile_answers where owner_id = ${ws.member.userId}`;
+      .client`select count(*)::int as n from working_profile_answers where owner_user_id = ${ws.member.userId}`;
     expect(rows?.n).toBe(0);
   });
 

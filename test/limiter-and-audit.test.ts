@@ -70,7 +70,7 @@ describe("14. the Redis limiter with one write per window", () => {
         answer_version: 1,
       });
       const rows = await db.owner
-        .client`select count(*)::int as n from working_profile_answers where owner_id = ${ws.member.userId} and question_id = 'second'`;
+        .client`select count(*)::int as n from working_profile_answers where owner_user_id = ${ws.member.userId} and question_id = 'second'`;
       expect(rows[0]?.n).toBe(1);
       expect(limiter.status()).toEqual({ backend: "redis", degraded: false });
     } finally {

@@ -329,11 +329,11 @@ describe("SPEC §9 acceptance through the tools", () => {
     const ws = await createWorkspace(db.owner.db);
     const bank = QUESTION_BANK[2];
     await db.owner.client`
-      insert into working_profile_answers (organization_id, owner_id, question_id, answer)
+      insert into working_profile_answers (organization_id, owner_user_id, question_id, answer)
       values (${ws.organizationId}, ${ws.member.userId}, ${bank?.id ?? ""}, 'old'),
              (${ws.organizationId}, ${ws.member.userId}, ${RETIRED_QUESTION_IDS[1] ?? ""}, 'older')`;
     await db.owner.client`
-      insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+      insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
       select ${ws.organizationId}, ${ws.member.userId}, 'n-' || g, 'Q' || g || '?', 'A' || g
       from generate_series(1, 99) g`;
     const client = await harness.connect(ws.member);
@@ -395,13 +395,13 @@ describe("SPEC §9 acceptance through the tools", () => {
       arguments: {
         question: "Who?",
         answer: "Me.",
-        owner_id: randomUUID(),
+        owner_user_id: randomUUID(),
         organization_id: randomUUID(),
       },
     });
     expect((result.structuredContent as { outcome: string }).outcome).toBe("created");
     const [row] = await db.owner
-      .client`select organization_id, owner_id from working_profile_answers where answer = 'Me.'`;
-    expect(row).toEqual({ organization_id: a.organizationId, owner_id: a.member.userId });
+      .client`select organization_id, owner_user_id from working_profile_answers where answer = 'Me.'`;
+    expect(row).toEqual({ organization_id: a.organizationId, owner_user_id: a.member.userId });
   });
 });

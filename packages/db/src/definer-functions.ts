@@ -82,10 +82,10 @@ const adminProfiles = definerFunction({
   name: ADMIN_FUNCTION,
   params: "p_organization_id uuid, p_requester_id uuid",
   returns: `TABLE (
-  owner_id uuid,
+  owner_user_id uuid,
   owner_email text,
   question_id text,
-  question text,
+  question_text text,
   answer text,
   version integer,
   created_at timestamptz,
@@ -95,10 +95,10 @@ const adminProfiles = definerFunction({
   body: `BEGIN
 ${MANAGER_GUARD}
   RETURN QUERY
-    SELECT a.owner_id, m.email, a.question_id, a.question, a.answer, a.version,
+    SELECT a.owner_user_id, m.email, a.question_id, a.question_text, a.answer, a.version,
            a.created_at, a.updated_at
     FROM public.working_profile_answers a
-    JOIN public.members m ON m.organization_id = a.organization_id AND m.user_id = a.owner_id
+    JOIN public.members m ON m.organization_id = a.organization_id AND m.user_id = a.owner_user_id
     WHERE a.organization_id = p_organization_id
     ORDER BY m.email, a.created_at, a.question_id;
 END`,

@@ -26,6 +26,23 @@ afterAll(async () => {
   await Promise.all(opened.map((db) => db.drop()));
 });
 
+/** Migrates `db` with the committed migrations that come before the one tagged `tag`. */
+async function migrateBefore(db: TestDatabase, tag: string): Promise<void> {
+  const scratch = await mkdtemp(path.join(tmpdir(), "north-old-migrations-"));
+  try {
+    await cp(MIGRATIONS_FOLDER, scratch, { recursive: true });
+    const journalPath = path.join(scratch, "meta/_journal.json");
+    const journal = JSON.parse(await readFile(journalPath, "utf8"));
+    const cut = journal.entries.findIndex((e: { tag: string }) => e.tag.includes(tag));
+    if (cut < 0) throw new Error(`no migration tagged ${tag}`);
+    journal.entries = journal.entries.slice(0, cut);
+    await writeFile(journalPath, JSON.stringify(journal));
+    await migrateDatabase(db.ownerUrl, scratch);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
 const loginPassword = () => process.env.DB_APP_LOGIN_PASSWORD ?? "north-test-login";
 
 describe("the app login role", () => {
@@ -127,14 +144,14 @@ describe("working_profile_answers_for_admin", () => {
     const b = await createWorkspace(db.owner.db, "B");
     for (const owner of [a.member, a.manager, b.member]) {
       await db.owner.client`
-        insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+        insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
         values (${owner.organizationId}, ${owner.userId}, 'role-team', 'Team?', ${owner.userId})`;
     }
     const result = await withTenant(db.app.db, a.manager, (tx) =>
       readProfilesForAdmin(tx, { organizationId: a.organizationId, requesterId: a.manager.userId }),
     );
     expect(result.ok).toBe(true);
-    const owners = result.ok ? result.entries.map((e) => e.ownerId).sort() : [];
+    const owners = result.ok ? result.entries.map((e) => e.ownerUserId).sort() : [];
     expect(owners).toEqual([a.member.userId, a.manager.userId].sort());
   });
 
@@ -204,11 +221,11 @@ describe("legacy rows and size (case 15)", () => {
     const bankId = QUESTION_BANK[1]?.id ?? "";
     const retired = RETIRED_QUESTION_IDS[0] ?? "";
     await db.owner.client`
-      insert into working_profile_answers (organization_id, owner_id, question_id, answer)
+      insert into working_profile_answers (organization_id, owner_user_id, question_id, answer)
       values (${ws.organizationId}, ${ws.member.userId}, ${bankId}, 'legacy bank'),
              (${ws.organizationId}, ${ws.member.userId}, ${retired}, 'legacy retired')`;
     await db.owner.client`
-      insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+      insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
       select ${ws.organizationId}, ${ws.member.userId}, 'bulk-' || g, 'Bulk ' || g || '?', 'answer ' || g
       from generate_series(1, 99) g`;
 
@@ -280,21 +297,11 @@ describe("provisioning (case 18)", () => {
   describe("upgrading a database from before question text was recorded", () => {
     let db: TestDatabase;
     let ws: Awaited<ReturnType<typeof createWorkspace>>;
-    let scratch: string;
 
     beforeAll(async () => {
       db = await fresh();
-      scratch = await mkdtemp(path.join(tmpdir(), "north-old-migrations-"));
-      await cp(MIGRATIONS_FOLDER, scratch, { recursive: true });
-      const journalPath = path.join(scratch, "meta/_journal.json");
-      const journal = JSON.parse(await readFile(journalPath, "utf8"));
-      // Everything before question text was recorded: the previous release's schema.
-      const cut = journal.entries.findIndex((e: { tag: string }) =>
-        e.tag.includes("question_text"),
-      );
-      journal.entries = journal.entries.slice(0, cut);
-      await writeFile(journalPath, JSON.stringify(journal));
-      await migrateDatabase(db.ownerUrl, scratch);
+      // Everything before question text was recorded: an older release's schema.
+      await migrateBefore(db, "question_text");
 
       // The previous release's admin function: other shape, superuser-owned, PUBLIC may run it.
       await db.owner.client.unsafe(`
@@ -308,7 +315,6 @@ describe("provisioning (case 18)", () => {
         insert into working_profile_answers (organization_id, owner_id, question_id, answer)
         values (${ws.organizationId}, ${ws.member.userId}, 'preferred-font', 'Garamond')`;
     });
-    afterAll(() => rm(scratch, { recursive: true, force: true }));
 
     it("refuses to drop a function something depends on, and changes nothing", async () => {
       await db.owner.client.unsafe(
@@ -341,14 +347,30 @@ describe("provisioning (case 18)", () => {
         app: true,
         public: false,
       });
-      expect(fn?.result).toContain("question text");
+      expect(fn?.result).toContain("owner_user_id uuid");
+      expect(fn?.result).toContain("question_text text");
+    });
+
+    it("still answers an old explicit-column read of the admin function after the upgrade", async () => {
+      const rows = await db.app.client.begin(async (sql) => {
+        await sql`select set_config('north.organization_id', ${ws.organizationId}, true),
+                         set_config('north.user_id', ${ws.manager.userId}, true)`;
+        return sql`select question_id, answer, version
+                   from public.working_profile_answers_for_admin(${ws.organizationId}, ${ws.manager.userId})`;
+      });
+      expect(rows.map((r) => ({ ...r }))).toContainEqual({
+        question_id: "preferred-font",
+        answer: "Garamond",
+        version: 1,
+      });
     });
 
     it("carries old rows across and keeps accepting old-shape inserts, read with the fallback", async () => {
       await db.app.client.begin(async (sql) => {
         await sql`select set_config('north.organization_id', ${ws.organizationId}, true),
                          set_config('north.user_id', ${ws.member.userId}, true)`;
-        await sql`insert into working_profile_answers (organization_id, owner_id, question_id, answer)
+        // The source system's legacy writer: no question text, no version.
+        await sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, answer)
                   values (${ws.organizationId}, ${ws.member.userId}, 'old-writer', 'written without question text')`;
       });
       const rows = await withTenant(db.app.db, ws.member, (tx) =>
@@ -369,5 +391,71 @@ describe("provisioning (case 18)", () => {
         "written without question text",
       ]);
     });
+  });
+});
+
+describe("upgrading from the release before the source system's column names (0005)", () => {
+  it("renames owner_id and question in place and reads every row back intact", async () => {
+    const db = await fresh();
+    await migrateBefore(db, "source_names");
+    const ws = await createWorkspace(db.owner.db);
+    await db.owner.client`
+      insert into working_profile_answers
+        (organization_id, owner_id, question_id, question, answer, version, created_at, updated_at)
+      values (${ws.organizationId}, ${ws.member.userId}, 'citation-style', 'Which citation style?',
+              'OSCOLA.', 3, '2026-01-02T03:04:05Z', '2026-02-03T04:05:06Z'),
+             (${ws.organizationId}, ${ws.member.userId}, 'legacy-id', null, 'Written long ago.', 1,
+              '2025-12-01T00:00:00Z', '2025-12-01T00:00:00Z')`;
+
+    await installFresh(db);
+
+    const columns = await db.owner.client`
+      select column_name from information_schema.columns
+      where table_name = 'working_profile_answers' order by ordinal_position`;
+    expect(columns.map((c) => c.column_name)).toEqual([
+      "organization_id",
+      "owner_user_id",
+      "question_id",
+      "answer",
+      "version",
+      "created_at",
+      "updated_at",
+      "question_text",
+    ]);
+    const rows = await withTenant(db.app.db, ws.member, (tx) =>
+      readProfile(tx, { owner: ws.member }),
+    );
+    expect(
+      rows.map((r) => ({
+        id: r.questionId,
+        question: r.question,
+        answer: r.answer,
+        version: r.answerVersion,
+        created: r.createdAt.toISOString(),
+        updated: r.updatedAt.toISOString(),
+      })),
+    ).toEqual([
+      {
+        id: "legacy-id",
+        question: LEGACY_QUESTION_LABEL,
+        answer: "Written long ago.",
+        version: 1,
+        created: "2025-12-01T00:00:00.000Z",
+        updated: "2025-12-01T00:00:00.000Z",
+      },
+      {
+        id: "citation-style",
+        question: "Which citation style?",
+        answer: "OSCOLA.",
+        version: 3,
+        created: "2026-01-02T03:04:05.000Z",
+        updated: "2026-02-03T04:05:06.000Z",
+      },
+    ]);
+    const policies = await db.owner.client`
+      select qual, with_check from pg_policies where tablename = 'working_profile_answers'`;
+    for (const p of policies) {
+      expect(`${p.qual ?? ""} ${p.with_check ?? ""}`).toContain("owner_user_id");
+    }
   });
 });

@@ -27,7 +27,7 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
   { table: members, privileges: "SELECT" },
   {
     table: workingProfileAnswers,
-    privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",
+    privileges: "SELECT, INSERT, UPDATE (question_text, answer, version, updated_at)",
   },
   { table: auditEvents, privileges: "INSERT" },
   {

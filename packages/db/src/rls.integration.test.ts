@@ -27,7 +27,7 @@ beforeAll(async () => {
   b = await createWorkspace(db.owner.db, "B");
   for (const owner of [a.member, a.manager, b.member]) {
     await db.owner.client`
-      insert into working_profile_answers (organization_id, owner_id, question_id, question, answer)
+      insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
       values (${owner.organizationId}, ${owner.userId}, 'seed', 'Seed?', 'seed answer')`;
     await db.owner.client`
       insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
@@ -63,19 +63,19 @@ type Op = "select" | "insert" | "update" | "delete";
 const statements: Record<string, Record<Op, (t: Tenant, sql: Sql) => Promise<number>>> = {
   working_profile_answers: {
     select: async (t, sql) =>
-      (await sql`select 1 from working_profile_answers where owner_id = ${t.userId}`).length,
+      (await sql`select 1 from working_profile_answers where owner_user_id = ${t.userId}`).length,
     insert: async (t, sql) =>
       (
-        await sql`insert into working_profile_answers (organization_id, owner_id, question_id, answer)
+        await sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, answer)
                   values (${t.organizationId}, ${t.userId}, ${`m-${randomUUID()}`}, 'x') returning 1`
       ).length,
     update: async (t, sql) =>
       (
         await sql`update working_profile_answers set answer = 'changed'
-                  where owner_id = ${t.userId} and question_id = 'seed' returning 1`
+                  where owner_user_id = ${t.userId} and question_id = 'seed' returning 1`
       ).length,
     delete: async (t, sql) =>
-      (await sql`delete from working_profile_answers where owner_id = ${t.userId} returning 1`)
+      (await sql`delete from working_profile_answers where owner_user_id = ${t.userId} returning 1`)
         .length,
   },
   members: {
@@ -184,7 +184,7 @@ describe("row-level security matrix for the app login role", () => {
       async (sql) =>
         (
           await sql`update working_profile_answers set organization_id = ${b.organizationId}
-                    where owner_id = ${a.member.userId} returning 1`
+                    where owner_user_id = ${a.member.userId} returning 1`
         ).length,
     );
     expect(await moved).toBe("denied");
@@ -194,8 +194,8 @@ describe("row-level security matrix for the app login role", () => {
     const moved = outcome(
       async (sql) =>
         (
-          await sql`update working_profile_answers set owner_id = ${a.manager.userId}
-                    where owner_id = ${a.member.userId} returning 1`
+          await sql`update working_profile_answers set owner_user_id = ${a.manager.userId}
+                    where owner_user_id = ${a.member.userId} returning 1`
         ).length,
     );
     expect(await moved).toBe("denied");

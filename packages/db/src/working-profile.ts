@@ -55,17 +55,21 @@ export async function saveAnswer(tx: Tx, params: SaveAnswerParams): Promise<Save
   const { organizationId, userId } = params.owner;
   const key = and(
     eq(answers.organizationId, organizationId),
-    eq(answers.ownerId, userId),
+    eq(answers.ownerUserId, userId),
     eq(answers.questionId, questionId),
   );
-  const pair = { question: question.value, answer: answer.value };
+  const pair = { questionText: question.value, answer: answer.value };
   const settle = async () => {
     const [current] = await tx
-      .select({ question: answers.question, answer: answers.answer, version: answers.version })
+      .select({
+        questionText: answers.questionText,
+        answer: answers.answer,
+        version: answers.version,
+      })
       .from(answers)
       .where(key);
     if (!current) return undefined;
-    const same = current.question === pair.question && current.answer === pair.answer;
+    const same = current.questionText === pair.questionText && current.answer === pair.answer;
     return same
       ? ({ outcome: "noop", questionId, answerVersion: current.version } as const)
       : ({
@@ -80,7 +84,7 @@ export async function saveAnswer(tx: Tx, params: SaveAnswerParams): Promise<Save
     if (kind !== "caller-auto") {
       const [created] = await tx
         .insert(answers)
-        .values({ organizationId, ownerId: userId, questionId, ...pair })
+        .values({ organizationId, ownerUserId: userId, questionId, ...pair })
         .onConflictDoNothing()
         .returning({ version: answers.version });
       if (created) return { outcome: "created", questionId, answerVersion: created.version };
@@ -109,7 +113,7 @@ export async function saveAnswer(tx: Tx, params: SaveAnswerParams): Promise<Save
           key,
           eq(answers.version, expected),
           or(
-            sql`${answers.question} is distinct from ${pair.question}`,
+            sql`${answers.questionText} is distinct from ${pair.questionText}`,
             ne(answers.answer, pair.answer),
           ),
         ),
@@ -149,13 +153,13 @@ export async function readProfile(
     .where(
       and(
         eq(answers.organizationId, params.owner.organizationId),
-        eq(answers.ownerId, params.owner.userId),
+        eq(answers.ownerUserId, params.owner.userId),
       ),
     )
     .orderBy(answers.createdAt, answers.questionId);
   return rows.map((row) => ({
     questionId: row.questionId,
-    ...displayQuestion(row.questionId, row.question, params.locale),
+    ...displayQuestion(row.questionId, row.questionText, params.locale),
     answer: row.answer,
     answerVersion: row.version,
     createdAt: row.createdAt,
@@ -164,17 +168,17 @@ export async function readProfile(
 }
 
 export interface AdminProfileEntry extends ProfileEntry {
-  ownerId: string;
+  ownerUserId: string;
   ownerEmail: string;
 }
 
 export type AdminProfilesResult = { ok: true; entries: AdminProfileEntry[] } | { ok: false };
 
 interface AdminRow extends Record<string, unknown> {
-  owner_id: string;
+  owner_user_id: string;
   owner_email: string;
   question_id: string;
-  question: string | null;
+  question_text: string | null;
   answer: string;
   version: number;
   created_at: string;
@@ -197,10 +201,10 @@ export async function readProfilesForAdmin(
   return {
     ok: true,
     entries: rows.map((row) => ({
-      ownerId: row.owner_id,
+      ownerUserId: row.owner_user_id,
       ownerEmail: row.owner_email,
       questionId: row.question_id,
-      ...displayQuestion(row.question_id, row.question, params.locale),
+      ...displayQuestion(row.question_id, row.question_text, params.locale),
       answer: row.answer,
       answerVersion: row.version,
       createdAt: new Date(row.created_at),

@@ -14,7 +14,7 @@ import { members } from "./members.ts";
 import { appRole } from "./roles.ts";
 import { currentOrganizationId, currentUserId } from "./tenant-settings.ts";
 
-const ownRow = sql`organization_id = ${currentOrganizationId} and owner_id = ${currentUserId}`;
+const ownRow = sql`organization_id = ${currentOrganizationId} and owner_user_id = ${currentUserId}`;
 
 /**
  * One row per (organization, owner, question_id). RLS is enabled but not forced: the table's
@@ -25,20 +25,24 @@ export const workingProfileAnswers = pgTable(
   "working_profile_answers",
   {
     organizationId: uuid("organization_id").notNull(),
-    ownerId: uuid("owner_id").notNull(),
+    ownerUserId: uuid("owner_user_id").notNull(),
     questionId: text("question_id").notNull(),
-    /** Added in 0002: rows written before it (or by a writer that predates it) hold null. */
-    question: text("question"),
+    /**
+     * The question as the lawyer was asked it. The one additive nullable column of the source
+     * system (SPEC §6): rows written before it, or by a writer that predates it, hold null and
+     * read with the bank's wording or the legacy label.
+     */
+    questionText: text("question_text"),
     answer: text("answer").notNull(),
     version: integer("version").notNull().default(1),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.organizationId, t.ownerId, t.questionId] }),
+    primaryKey({ columns: [t.organizationId, t.ownerUserId, t.questionId] }),
     foreignKey({
       name: "working_profile_answers_owner_fk",
-      columns: [t.organizationId, t.ownerId],
+      columns: [t.organizationId, t.ownerUserId],
       foreignColumns: [members.organizationId, members.userId],
     }),
     check(
@@ -46,8 +50,8 @@ export const workingProfileAnswers = pgTable(
       sql`char_length(${t.questionId}) between 1 and 128`,
     ),
     check(
-      "working_profile_answers_question_length",
-      sql`${t.question} is null or char_length(${t.question}) between 1 and 500`,
+      "working_profile_answers_question_text_length",
+      sql`${t.questionText} is null or char_length(${t.questionText}) between 1 and 500`,
     ),
     check(
       "working_profile_answers_answer_length",

@@ -1,0 +1,12 @@
+ALTER TABLE "working_profile_answers" RENAME COLUMN "owner_id" TO "owner_user_id";--> statement-breakpoint
+ALTER TABLE "working_profile_answers" RENAME COLUMN "question" TO "question_text";--> statement-breakpoint
+ALTER TABLE "working_profile_answers" DROP CONSTRAINT "working_profile_answers_question_length";--> statement-breakpoint
+ALTER TABLE "working_profile_answers" DROP CONSTRAINT "working_profile_answers_owner_fk";
+--> statement-breakpoint
+ALTER TABLE "working_profile_answers" DROP CONSTRAINT "working_profile_answers_organization_id_owner_id_question_id_pk";--> statement-breakpoint
+ALTER TABLE "working_profile_answers" ADD CONSTRAINT "working_profile_answers_organization_id_owner_user_id_question_id_pk" PRIMARY KEY("organization_id","owner_user_id","question_id");--> statement-breakpoint
+ALTER TABLE "working_profile_answers" ADD CONSTRAINT "working_profile_answers_owner_fk" FOREIGN KEY ("organization_id","owner_user_id") REFERENCES "public"."members"("organization_id","user_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "working_profile_answers" ADD CONSTRAINT "working_profile_answers_question_text_length" CHECK ("working_profile_answers"."question_text" is null or char_length("working_profile_answers"."question_text") between 1 and 500);--> statement-breakpoint
+ALTER POLICY "working_profile_answers_owner_select" ON "working_profile_answers" TO app_role USING (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid);--> statement-breakpoint
+ALTER POLICY "working_profile_answers_owner_insert" ON "working_profile_answers" TO app_role WITH CHECK (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid);--> statement-breakpoint
+ALTER POLICY "working_profile_answers_owner_update" ON "working_profile_answers" TO app_role USING (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid) WITH CHECK (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid);
