@@ -74,6 +74,36 @@ describe("20. the memory store", () => {
     expect(ok.structured).toMatchObject({ outcome: "created" });
   });
 
+  it("refuses expires_in_days outside 1–365 at the schema, storing nothing", async () => {
+    const client = await harness.connect((await workspace()).member);
+    for (const days of [0, -5, 366, 2 ** 53]) {
+      const r = await remember(client, {
+        kind: "fact",
+        body: `Expires oddly ${days}.`,
+        origin: "stated",
+        expires_in_days: days,
+      });
+      expect(r.isError).toBe(true);
+      expect(r.structured).toBeUndefined();
+    }
+    expect((await recall(client)).structured.memories).toEqual([]);
+  });
+
+  it("answers a lookup tool's argument error without claiming anything about saving", async () => {
+    const client = await harness.connect((await workspace()).member);
+    const refusals = [
+      await recall(client, { subject_type: "client" }),
+      await recall(client, { subject_type: "Not A Type!", subject_id: "x" }),
+      await held(client, "client", ""),
+      await forget(client, { subject_type: "client" }),
+    ];
+    for (const r of refusals) {
+      expect(r.isError).toBe(true);
+      expect(r.text).toMatch(/NORTH_SUBJECT_(REQUIRED|INVALID)|NORTH_TARGET_MISSING/);
+      expect(r.text).not.toMatch(/saved/i);
+    }
+  });
+
   it("states which recall mode ran", async () => {
     const client = await harness.connect((await workspace()).member);
     await remember(client, {

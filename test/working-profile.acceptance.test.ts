@@ -6,9 +6,10 @@ import {
   QUESTION_BANK,
   RETIRED_QUESTION_IDS,
 } from "@north/agent-runtime";
+import { readProfilesForAdmin, withTenant } from "@north/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
-import { createWorkspace } from "./support/fixtures.ts";
+import { createWorkspace, type Workspace } from "./support/fixtures.ts";
 import { createTestApp, type TestApp } from "./support/mcp.ts";
 import { readProfile, saveAnswer } from "./support/tools.ts";
 
@@ -30,6 +31,15 @@ afterAll(async () => {
 async function newLawyer(): Promise<Client> {
   const ws = await createWorkspace(db.owner.db);
   return harness.connect(ws.member);
+}
+
+/** The admin projection (SPEC §6) as the workspace's manager reads it. */
+async function adminProjection(ws: Workspace) {
+  const result = await withTenant(db.app.db, ws.manager, (tx) =>
+    readProfilesForAdmin(tx, { organizationId: ws.organizationId, requesterId: ws.manager.userId }),
+  );
+  if (!result.ok) throw new Error("the manager was refused the admin projection");
+  return result.entries;
 }
 
 describe("SPEC §9 acceptance through the tools", () => {
@@ -73,14 +83,19 @@ describe("SPEC §9 acceptance through the tools", () => {
     expect((await readProfile(client)).entries).toHaveLength(4);
   });
 
-  it("3. keeps a custom question in the profile, out of the suggestions", async () => {
-    const client = await newLawyer();
+  it("3. keeps a custom question in the profile, out of the suggestions, and in the admin projection", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const client = await harness.connect(ws.member);
     const custom = "Do you prefer footnotes or endnotes in opinions?";
     await saveAnswer(client, { question: custom, answer: "Footnotes." });
     const next = await readProfile(client, { view: "next" });
     expect(next.entries.map((e) => e.question)).toEqual([custom]);
     expect(next.suggested_questions?.map((s) => s.question)).not.toContain(custom);
     expect(next.suggested_questions).toHaveLength(QUESTION_BANK.length);
+    const projected = await adminProjection(ws);
+    expect(projected.map((e) => [e.ownerUserId, e.question, e.questionSource, e.answer])).toEqual([
+      [ws.member.userId, custom, "recorded", "Footnotes."],
+    ]);
   });
 
   it("4. drops answered bank ids from suggestions and never reports completion", async () => {
@@ -99,7 +114,8 @@ describe("SPEC §9 acceptance through the tools", () => {
   });
 
   it("5. corrects v1 to v2, then refuses a stale correction and leaves the row alone", async () => {
-    const client = await newLawyer();
+    const ws = await createWorkspace(db.owner.db);
+    const client = await harness.connect(ws.member);
     const id = "drafting-style";
     await saveAnswer(client, {
       question: "How do you like drafts?",
@@ -130,6 +146,40 @@ describe("SPEC §9 acceptance through the tools", () => {
       answer: "Short, with a summary.",
       answer_version: 2,
     });
+    expect(
+      (await adminProjection(ws)).map((e) => [e.questionId, e.answer, e.answerVersion]),
+    ).toEqual([[id, "Short, with a summary.", 2]]);
+  });
+
+  it("says an unversioned save found an existing entry, not that it changed since a read", async () => {
+    const client = await newLawyer();
+    const id = "review-flags";
+    await saveAnswer(client, { question: "What first?", answer: "Deadlines.", question_id: id });
+    const unversioned = await saveAnswer(client, {
+      question: "What first?",
+      answer: "Parties.",
+      question_id: id,
+    });
+    await saveAnswer(client, {
+      question: "What first?",
+      answer: "Deadlines, then parties.",
+      question_id: id,
+      expected_version: 1,
+    });
+    const stale = await saveAnswer(client, {
+      question: "What first?",
+      answer: "Parties.",
+      question_id: id,
+      expected_version: 1,
+    });
+    for (const { receipt } of [unversioned, stale]) {
+      expect(receipt).toMatchObject({ outcome: "conflict", code: "NORTH_CONFLICT" });
+      expect(receipt.message).toMatch(/north__working_profile/);
+      expect(receipt.message).toMatch(/expected_version/);
+    }
+    // Nothing was read before the unversioned save: its advice must differ from a stale read's.
+    expect(unversioned.receipt.message).not.toBe(stale.receipt.message);
+    expect(unversioned.receipt.message).not.toMatch(/since you read/i);
   });
 
   it("6. saves an identical answer twice as one row, one version, and a noop", async () => {

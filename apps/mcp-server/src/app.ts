@@ -183,7 +183,9 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   }
 
   app.get("/manifest", authenticate, (c) =>
-    c.json(composeManifest(c.get("principal"), deps.capabilities)),
+    c.json(
+      composeManifest(c.get("principal"), deps.capabilities, { embedder: Boolean(deps.embedder) }),
+    ),
   );
 
   app.post(

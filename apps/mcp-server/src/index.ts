@@ -1,10 +1,15 @@
 export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./app.ts";
 export { bearerToken, principalForToken } from "./auth.ts";
 export {
+  type ActivationOptions,
   activeCapabilities,
   CAPABILITIES,
+  type CapabilityActivation,
+  capabilityActivations,
   composeInstructions,
   foreignToolsInGuidance,
+  type InactiveReason,
+  SEMANTIC_RECALL,
 } from "./capabilities/index.ts";
 export {
   BUN_IDLE_TIMEOUT_S,

@@ -13,7 +13,13 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { Database } from "@north/db";
 import { type ZodError, z } from "zod";
-import { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
+import {
+  type ActivationOptions,
+  activeCapabilities,
+  CAPABILITIES,
+  capabilityActivations,
+  composeInstructions,
+} from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import type { Logger } from "./logger.ts";
 import type { Principal } from "./principal.ts";
@@ -100,13 +106,21 @@ export function describePrompt(prompt: AnyPrompt): Prompt {
   };
 }
 
-/** What this principal's model receives: instructions, tools and prompts (SPEC §3). */
-export function composeManifest(principal: Principal, all: readonly Capability[] = CAPABILITIES) {
+/**
+ * What this principal's model receives: instructions, tools and prompts (SPEC §3), and every
+ * capability with whether it is active and, when not, why.
+ */
+export function composeManifest(
+  principal: Principal,
+  all: readonly Capability[] = CAPABILITIES,
+  options: ActivationOptions = { embedder: false },
+) {
   const capabilities = activeCapabilities(principal, all);
   return {
     instructions: composeInstructions(capabilities),
     tools: capabilities.flatMap((c) => c.tools).map(describeTool),
     prompts: capabilities.flatMap((c) => c.prompts).map(describePrompt),
+    capabilities: capabilityActivations(principal, options, all),
   };
 }
 

@@ -31,6 +31,7 @@ export {
 } from "./memory-rules.ts";
 export {
   BRIEFING_TOOL,
+  CLOSING_RULES,
   DISCLOSURE,
   FORGET_TOOL,
   HELD_TOOL,

@@ -1,3 +1,4 @@
+import { CLOSING_RULES } from "@north/agent-runtime";
 import { hasScopes, type Principal, type Scope } from "../principal.ts";
 import type { Capability } from "../tool-definition.ts";
 import { memoryReadCapability, memoryWriteCapability } from "./memory/index.ts";
@@ -5,8 +6,10 @@ import { workingProfileCapability } from "./working-profile/index.ts";
 
 /** Every capability North can offer. tools/list, prompts/list and instructions compose from it. */
 export const CAPABILITIES: readonly Capability[] = [
-  workingProfileCapability,
+  // Memory-read first: its briefing (which includes the working profile) is the first call of a
+  // conversation, so its guidance leads the instructions.
   memoryReadCapability,
+  workingProfileCapability,
   memoryWriteCapability,
 ];
 
@@ -16,6 +19,60 @@ export function activeCapabilities(
   all: readonly Capability[] = CAPABILITIES,
 ): Capability[] {
   return all.filter((capability) => hasScopes(principal, capability.scopes));
+}
+
+/** Why a capability or feature is off for a principal (GET /manifest). */
+export type InactiveReason = "scope_off" | "no_embedder" | `degraded:${string}`;
+
+export interface CapabilityActivation {
+  id: string;
+  scopes: readonly Scope[];
+  active: boolean;
+  /** Present exactly when `active` is false. */
+  reason?: InactiveReason;
+}
+
+export interface ActivationOptions {
+  /** True when an embedder is configured, so recall can be semantic. */
+  embedder: boolean;
+  /** The embedder's current failure class, when it is failing (recall then runs on full text). */
+  embedderFailure?: string;
+}
+
+/** The feature that rides on the memory-read capability when an embedder is configured. */
+export const SEMANTIC_RECALL = "semantic-recall";
+
+/**
+ * Every capability with whether it is active for this principal and, when not, why — so an
+ * operator can see why a model does not get a tool (the source system's "activations with
+ * reasons"). Semantic recall is listed as a feature of memory-read.
+ */
+export function capabilityActivations(
+  principal: Principal,
+  options: ActivationOptions,
+  all: readonly Capability[] = CAPABILITIES,
+): CapabilityActivation[] {
+  const activations: CapabilityActivation[] = all.map((capability) =>
+    hasScopes(principal, capability.scopes)
+      ? { id: capability.id, scopes: capability.scopes, active: true }
+      : { id: capability.id, scopes: capability.scopes, active: false, reason: "scope_off" },
+  );
+  const memoryRead = all.find((c) => c.id === "memory-read");
+  if (memoryRead) {
+    const reason: InactiveReason | undefined = !hasScopes(principal, memoryRead.scopes)
+      ? "scope_off"
+      : !options.embedder
+        ? "no_embedder"
+        : options.embedderFailure
+          ? `degraded:${options.embedderFailure}`
+          : undefined;
+    activations.push(
+      reason
+        ? { id: SEMANTIC_RECALL, scopes: memoryRead.scopes, active: false, reason }
+        : { id: SEMANTIC_RECALL, scopes: memoryRead.scopes, active: true },
+    );
+  }
+  return activations;
 }
 
 /**
@@ -51,7 +108,10 @@ export function foreignToolsInGuidance(capability: Capability): string[] {
 const PREAMBLE =
   "North is this legal workspace's memory. It tells you how the lawyer you are helping works, and you keep it up to date as they tell you.";
 
-/** Server instructions for a principal: a shared preamble, then each active capability's lines. */
+/**
+ * Server instructions for a principal: a shared preamble, each active capability's lines, and
+ * last the data-boundary and honesty rules (SPEC §5).
+ */
 export function composeInstructions(capabilities: readonly Capability[]): string {
-  return [PREAMBLE, ...capabilities.flatMap((c) => c.guidance)].join("\n\n");
+  return [PREAMBLE, ...capabilities.flatMap((c) => c.guidance), ...CLOSING_RULES].join("\n\n");
 }

@@ -2,11 +2,11 @@ import { checkSubjectLookup, FORGET_TOOL, subjectKey, subjectKeyOf } from "@nort
 import { forgetMemories } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
-import { subjectIdSchema, subjectTypeSchema } from "./schemas.ts";
+import { subjectLookupIdSchema, subjectLookupTypeSchema } from "./schemas.ts";
 
 const inputSchema = z.object({
-  subject_type: subjectTypeSchema.optional(),
-  subject_id: subjectIdSchema.optional(),
+  subject_type: subjectLookupTypeSchema.optional(),
+  subject_id: subjectLookupIdSchema.optional(),
   memory_id: z.string().uuid().optional().describe("One memory to forget, instead of a subject."),
 });
 

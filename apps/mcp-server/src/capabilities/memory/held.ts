@@ -9,11 +9,11 @@ import { memoriesHeld } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
-import { subjectIdSchema, subjectTypeSchema } from "./schemas.ts";
+import { subjectLookupIdSchema, subjectLookupTypeSchema } from "./schemas.ts";
 
 const inputSchema = z.object({
-  subject_type: subjectTypeSchema,
-  subject_id: subjectIdSchema,
+  subject_type: subjectLookupTypeSchema,
+  subject_id: subjectLookupIdSchema,
 });
 
 const heldSchema = z.object({

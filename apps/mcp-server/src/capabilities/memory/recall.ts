@@ -11,15 +11,20 @@ import { type RecalledMemory, recallMemories } from "@north/db";
 import { z } from "zod";
 import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
-import { embedOne, memoryMetaSchema, subjectIdSchema, subjectTypeSchema } from "./schemas.ts";
+import {
+  embedOne,
+  memoryMetaSchema,
+  subjectLookupIdSchema,
+  subjectLookupTypeSchema,
+} from "./schemas.ts";
 
 const inputSchema = z.object({
   query: z
     .string()
     .optional()
     .describe("Words to look for (any language). Omit to get the most recent memories."),
-  subject_type: subjectTypeSchema.optional(),
-  subject_id: subjectIdSchema.optional(),
+  subject_type: subjectLookupTypeSchema.optional(),
+  subject_id: subjectLookupIdSchema.optional(),
   limit: z
     .number()
     .int()

@@ -1,4 +1,11 @@
-import { REMEMBER_TOOL, sanitizeBody, subjectKey, subjectKeyOf } from "@north/agent-runtime";
+import {
+  DEFAULT_MEMORY_EXPIRY_DAYS,
+  MAX_MEMORY_EXPIRY_DAYS,
+  REMEMBER_TOOL,
+  sanitizeBody,
+  subjectKey,
+  subjectKeyOf,
+} from "@north/agent-runtime";
 import { rememberMemory } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
@@ -23,9 +30,11 @@ const inputSchema = z.object({
   expires_in_days: z
     .number()
     .int()
+    .min(1)
+    .max(MAX_MEMORY_EXPIRY_DAYS)
     .optional()
     .describe(
-      "Days until it expires: 1–365, default 90. Expired memories are never recalled and are purged.",
+      `Days until it expires: 1–${MAX_MEMORY_EXPIRY_DAYS}, default ${DEFAULT_MEMORY_EXPIRY_DAYS}. Expired memories are never recalled and are purged.`,
     ),
   conversation_id: z
     .string()

@@ -14,6 +14,19 @@ export const subjectIdSchema = z
     "Who or what exactly: a name or a stable reference (e.g. 'Acme SAS', 'client:1042'). Required with subject_type.",
   );
 
+/** The subject fields of the lookup tools (recall, held, forget): no write-time rule. */
+export const subjectLookupTypeSchema = z
+  .string()
+  .describe(
+    `The kind of subject to look up, as memories were saved with it: e.g. ${PERSON_SUBJECT_TYPES.slice(0, 4).join(", ")}, court, matter. Send it with subject_id.`,
+  );
+
+export const subjectLookupIdSchema = z
+  .string()
+  .describe(
+    "The name or reference to look up (e.g. 'Acme SAS'); case and spacing do not need to match exactly. Send it with subject_type.",
+  );
+
 export const kindSchema = z
   .enum(MEMORY_KINDS)
   .describe(

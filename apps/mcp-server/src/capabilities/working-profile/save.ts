@@ -41,10 +41,17 @@ const outputSchema = z.object({
 
 type Receipt = z.output<typeof outputSchema>;
 
-const CONFLICT_MESSAGE =
-  "This entry changed since you read it. Call north__working_profile, then resend with expected_version set to the answer_version you read.";
+/**
+ * What to do after a conflict, which depends on what was sent: without expected_version the
+ * caller never read the entry, so "it changed since you read it" would be false.
+ */
+function conflictMessage(expectedVersion: number | undefined): string {
+  return expectedVersion === undefined
+    ? "An entry already exists under this question_id with a different question or answer. Read it with north__working_profile, then, if the lawyer wants it changed, resend with expected_version set to the answer_version you read."
+    : "This entry changed since you read it. Call north__working_profile, then resend with expected_version set to the answer_version you read.";
+}
 
-function toReceipt(result: SaveAnswerResult): Receipt {
+function toReceipt(result: SaveAnswerResult, expectedVersion: number | undefined): Receipt {
   switch (result.outcome) {
     case "created":
     case "updated":
@@ -60,7 +67,7 @@ function toReceipt(result: SaveAnswerResult): Receipt {
         question_id: result.questionId,
         answer_version: result.answerVersion,
         code: result.code,
-        message: CONFLICT_MESSAGE,
+        message: conflictMessage(expectedVersion),
       };
     case "rejected":
       return {
@@ -113,7 +120,7 @@ export const saveWorkingProfileAnswer = {
       questionId: input.question_id,
       expectedVersion: input.expected_version,
     });
-    const receipt = toReceipt(result);
+    const receipt = toReceipt(result, input.expected_version);
     return {
       structured: receipt,
       text: renderReceipt(receipt),
