@@ -120,7 +120,7 @@ describe("the north CLI", () => {
       ["member", "add", "--org", ids.org, "--email", "x@dupont.test"],
       operatorEnv,
     );
-    expect(Object.keys(member).sort()).toEqual(["organizationId", "role", "userId"]);
+    expect(Object.keys(member).sort()).toEqual(["organizationId", "reinstated", "role", "userId"]);
     const list = await northJson<{ tokens: { id: string }[] }>(
       ["token", "list", "--org", ids.org],
       operatorEnv,
@@ -131,7 +131,20 @@ describe("the north CLI", () => {
 
   it.each([
     [["member", "add", "--org", "not-a-uuid", "--email", "z@x.test"], /--org must be a uuid/],
-    [["member", "add", "--email", "z@x.test"], /--org must be a uuid/],
+    [["member", "add", "--email", "z@x.test"], /--org is required/],
+    [["member", "add", "--org", "ORG"], /--email is required/],
+    [["token", "list"], /--org is required/],
+    [["token", "list", "--org", "00000000-0000-0000-0000-000000000000"], /no such organization/],
+    [["member", "list", "--org", "00000000-0000-0000-0000-000000000000"], /no such organization/],
+    [
+      ["token", "create", "--org", "ORG", "--user", "MEMBER", "--expires=-5d"],
+      /cannot be negative/,
+    ],
+    [["token", "create", "--org", "ORG", "--user", "MEMBER", "--expires", "366d"], /at most 365d/],
+    [["purge", "--org", "ORG"], /purge does not take --org/],
+    [["purge", "now"], /purge does not take "now"/],
+    [["member", "role", "--org", "ORG", "--user", "MEMBER", "--role", "owner"], /--role must be/],
+    [["member", "remove", "--org", "ORG"], /--user is required/],
     [
       [
         "token",
@@ -161,6 +174,88 @@ describe("the north CLI", () => {
     const after = await db.owner
       .client`select (select count(*) from api_tokens)::int as t, (select count(*) from members)::int as m, (select count(*) from organizations)::int as o`;
     expect(after).toEqual(before);
+  });
+});
+
+describe("north org and member commands", () => {
+  it("lists organizations and members with ISO dates, and token lists with emails", async () => {
+    const orgs = await northJson<{
+      organizations: { id: string; name: string; members: number }[];
+    }>(["org", "list"], operatorEnv);
+    expect(orgs.organizations).toContainEqual(
+      expect.objectContaining({ id: ids.org, name: "Dupont & Associés" }),
+    );
+    const human = await north(["member", "list", "--org", ids.org], operatorEnv);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/m@dupont\.test {2}manager .* added \d{4}-\d{2}-\d{2}T/);
+    const tokenLines = await north(["token", "list", "--org", ids.org], operatorEnv);
+    expect(tokenLines.stdout).toContain("a@dupont.test");
+    expect(tokenLines.stdout).toMatch(/expires \d{4}-\d{2}-\d{2}T/);
+  });
+
+  it("removes a member: their tokens stop working at once, and re-adding reinstates them", async () => {
+    const email = `leaving-${randomBytes(3).toString("hex")}@dupont.test`;
+    const { userId } = await northJson<{ userId: string }>(
+      ["member", "add", "--org", ids.org, "--email", email],
+      operatorEnv,
+    );
+    const { token } = await northJson<{ token: string }>(
+      ["token", "create", "--org", ids.org, "--user", userId],
+      operatorEnv,
+    );
+    expect((await post(token)).status).toBe(200);
+    const removed = await northJson<{ removed: boolean; tokensRevoked: number }>(
+      ["member", "remove", "--org", ids.org, "--user", userId],
+      operatorEnv,
+    );
+    expect(removed).toMatchObject({ removed: true, tokensRevoked: 1 });
+    expect((await post(token)).status).toBe(401);
+    const again = await north(
+      ["token", "create", "--org", ids.org, "--user", userId, "--json"],
+      operatorEnv,
+    );
+    expect(again.stderr).toMatch(/not a member/);
+    const listed = await northJson<{ members: { userId: string; removedAt: string | null }[] }>(
+      ["member", "list", "--org", ids.org],
+      operatorEnv,
+    );
+    expect(listed.members.find((m) => m.userId === userId)?.removedAt).toMatch(/^\d{4}-/);
+    const back = await northJson<{ userId: string; reinstated: boolean }>(
+      ["member", "add", "--org", ids.org, "--email", email.toUpperCase()],
+      operatorEnv,
+    );
+    expect(back).toEqual(expect.objectContaining({ userId, reinstated: true }));
+    expect((await post(token)).status).toBe(401);
+  });
+
+  it("changes a role; demoting a manager revokes their admin tokens only", async () => {
+    const { userId } = await northJson<{ userId: string }>(
+      [
+        "member",
+        "add",
+        "--org",
+        ids.org,
+        "--email",
+        `boss-${randomBytes(3).toString("hex")}@dupont.test`,
+        "--manager",
+      ],
+      operatorEnv,
+    );
+    const admin = await northJson<{ token: string }>(
+      ["token", "create", "--org", ids.org, "--user", userId, "--scope", "admin"],
+      operatorEnv,
+    );
+    const plain = await northJson<{ token: string }>(
+      ["token", "create", "--org", ids.org, "--user", userId],
+      operatorEnv,
+    );
+    const demoted = await northJson<{ role: string; tokensRevoked: number }>(
+      ["member", "role", "--org", ids.org, "--user", userId, "--role", "member"],
+      operatorEnv,
+    );
+    expect(demoted).toMatchObject({ role: "member", tokensRevoked: 1 });
+    expect((await post(admin.token)).status).toBe(401);
+    expect((await post(plain.token)).status).toBe(200);
   });
 });
 

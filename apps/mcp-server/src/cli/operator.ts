@@ -1,10 +1,10 @@
 import {
-  addMember,
   createApiToken,
-  createOrganization,
   findMemberRole,
   listApiTokens,
+  listMembers,
   migrateDatabase,
+  organizationExists,
   provisionDatabase,
   purgeExpiredMemories,
   revokeApiToken,
@@ -14,25 +14,33 @@ import { SCOPES, type Scope } from "../principal.ts";
 import { CliError, openOwner } from "./runtime.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DEFAULT_SCOPES: Scope[] = ["profile:write", "memory:read", "memory:write"];
 const DEFAULT_EXPIRY = "90d";
 
+/** A missing value is "required"; a malformed one "must be a uuid": two different mistakes. */
 export function requireUuid(value: string | undefined, flag: string): string {
-  if (!value || !UUID.test(value)) throw new CliError(`${flag} must be a uuid`);
+  if (value === undefined || value === "") throw new CliError(`${flag} is required`);
+  if (!UUID.test(value)) throw new CliError(`${flag} must be a uuid`);
   return value.toLowerCase();
 }
 
-/** `30d`, `12h`, `15m`, `90s` → a date that far ahead; `never` → null. */
+/** The longest lifetime `token create --expires` accepts (`never` aside). */
+export const MAX_TOKEN_DAYS = 365;
+
+/** `30d`, `12h`, `15m`, `90s` → a date that far ahead, at most {@link MAX_TOKEN_DAYS}; `never` → null. */
 export function parseExpiry(value: string, now = Date.now()): Date | null {
   if (value === "never") return null;
-  const match = /^(\d{1,6})([smhd])$/.exec(value);
+  if (value.startsWith("-")) throw new CliError("--expires cannot be negative");
+  const match = /^(\d{1,9})([smhd])$/.exec(value);
   if (!match) throw new CliError("--expires must look like 30d, 12h, 15m, 90s or never");
   const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
     match[2] as "s" | "m" | "h" | "d"
   ];
   const amount = Number(match[1]);
   if (amount === 0) throw new CliError("--expires must be at least one unit");
+  if (amount * unit > MAX_TOKEN_DAYS * 86_400_000) {
+    throw new CliError(`--expires is at most ${MAX_TOKEN_DAYS}d (or never)`);
+  }
   return new Date(now + amount * unit);
 }
 
@@ -57,45 +65,6 @@ export async function provision(config: NorthConfig) {
     loginPassword: config.DB_APP_LOGIN_PASSWORD,
   });
   return { provisioned: true, database: "DATABASE_URL", loginUser: config.DB_APP_LOGIN_USER };
-}
-
-export async function orgCreate(config: NorthConfig, name: string | undefined) {
-  const trimmed = name?.trim();
-  if (!trimmed || trimmed.length > 200)
-    throw new CliError("org create needs a NAME of 1–200 characters");
-  const runtime = await openOwner(config);
-  try {
-    const org = await createOrganization(runtime.owner.db, { name: trimmed });
-    return { id: org.id };
-  } finally {
-    await runtime.close();
-  }
-}
-
-export async function memberAdd(
-  config: NorthConfig,
-  flags: { org?: string; email?: string; manager?: boolean },
-) {
-  const organizationId = requireUuid(flags.org, "--org");
-  const email = flags.email?.trim() ?? "";
-  if (!EMAIL.test(email) || email.length > 320)
-    throw new CliError("--email must be an email address");
-  const runtime = await openOwner(config);
-  try {
-    const member = await addMember(runtime.owner.db, {
-      organizationId,
-      email,
-      role: flags.manager ? "manager" : "member",
-    }).catch((error: unknown) => {
-      throw translate(error, {
-        "23503": "no such organization",
-        "23505": "that email is already a member",
-      });
-    });
-    return { userId: member.userId, organizationId: member.organizationId, role: member.role };
-  } finally {
-    await runtime.close();
-  }
 }
 
 export async function tokenCreate(
@@ -135,11 +104,20 @@ export async function tokenCreate(
   }
 }
 
+/** Tokens of an organization, newest first, each with its member's email. */
 export async function tokenList(config: NorthConfig, flags: { org?: string }) {
   const organizationId = requireUuid(flags.org, "--org");
   const runtime = await openOwner(config);
   try {
-    const tokens = await listApiTokens(runtime.owner.db, { organizationId });
+    const db = runtime.owner.db;
+    if (!(await organizationExists(db, organizationId))) throw new CliError("no such organization");
+    const emails = new Map(
+      (await listMembers(db, { organizationId })).map((m) => [m.userId, m.email]),
+    );
+    const tokens = (await listApiTokens(db, { organizationId })).map((t) => ({
+      ...t,
+      email: emails.get(t.userId) ?? null,
+    }));
     return { tokens };
   } finally {
     await runtime.close();
@@ -159,7 +137,7 @@ export async function tokenRevoke(config: NorthConfig, id: string | undefined) {
 }
 
 /** A constraint failure as an operator sentence; anything else is rethrown unchanged. */
-function translate(error: unknown, messages: Record<string, string>): unknown {
+export function translate(error: unknown, messages: Record<string, string>): unknown {
   let current: unknown = error;
   while (current && typeof current === "object") {
     const code = (current as { code?: unknown }).code;

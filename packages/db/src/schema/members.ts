@@ -31,6 +31,12 @@ export const members = pgTable(
     email: text("email").notNull(),
     role: text("role", { enum: MEMBER_ROLES }).notNull().default("member"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * Set by `north member remove`: the member's tokens stop resolving and the manager checks
+     * refuse them, while their rows (profile, authored memories) stay for the organisation's
+     * records and for `north export`. `member add` with the same email reinstates them.
+     */
+    removedAt: timestamp("removed_at", { withTimezone: true }),
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.userId] }),

@@ -1,0 +1,143 @@
+import {
+  addMember,
+  createOrganization,
+  listMembers,
+  listOrganizations,
+  MEMBER_ROLES,
+  type MemberChange,
+  type MemberRole,
+  organizationExists,
+  removeMember,
+  setMemberRole,
+} from "@north/db";
+import type { NorthConfig } from "../config.ts";
+import { requireUuid, translate } from "./operator.ts";
+import { CliError, openOwner } from "./runtime.ts";
+
+/** Operator commands for organizations and memberships (SPEC §2). */
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export async function orgCreate(config: NorthConfig, name: string | undefined) {
+  const trimmed = name?.trim();
+  if (!trimmed || trimmed.length > 200)
+    throw new CliError("org create needs a NAME of 1–200 characters");
+  const runtime = await openOwner(config);
+  try {
+    const org = await createOrganization(runtime.owner.db, { name: trimmed });
+    return { id: org.id };
+  } finally {
+    await runtime.close();
+  }
+}
+
+export async function orgList(config: NorthConfig) {
+  const runtime = await openOwner(config);
+  try {
+    const organizations = await listOrganizations(runtime.owner.db);
+    return {
+      organizations: organizations.map((o) => ({ ...o, createdAt: iso(o.createdAt) })),
+    };
+  } finally {
+    await runtime.close();
+  }
+}
+
+export async function memberAdd(
+  config: NorthConfig,
+  flags: { org?: string; email?: string; manager?: boolean },
+) {
+  const organizationId = requireUuid(flags.org, "--org");
+  if (flags.email === undefined) throw new CliError("--email is required");
+  const email = flags.email.trim();
+  if (!EMAIL.test(email) || email.length > 320)
+    throw new CliError("--email must be an email address");
+  const runtime = await openOwner(config);
+  try {
+    const member = await addMember(runtime.owner.db, {
+      organizationId,
+      email,
+      role: flags.manager ? "manager" : "member",
+    }).catch((error: unknown) => {
+      throw translate(error, {
+        "23503": "no such organization",
+        "23505": "that email is already a member",
+      });
+    });
+    return {
+      userId: member.userId,
+      organizationId: member.organizationId,
+      role: member.role,
+      reinstated: member.reinstated,
+    };
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Every member, removed ones included, with role and dates. */
+export async function memberList(config: NorthConfig, flags: { org?: string }) {
+  const organizationId = requireUuid(flags.org, "--org");
+  const runtime = await openOwner(config);
+  try {
+    if (!(await organizationExists(runtime.owner.db, organizationId))) {
+      throw new CliError("no such organization");
+    }
+    const members = await listMembers(runtime.owner.db, { organizationId });
+    return {
+      members: members.map((m) => ({
+        ...m,
+        createdAt: iso(m.createdAt),
+        removedAt: iso(m.removedAt),
+      })),
+    };
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function changeMember(
+  config: NorthConfig,
+  flags: { org?: string; user?: string },
+  change: (
+    db: Parameters<typeof removeMember>[0],
+    key: { organizationId: string; userId: string },
+  ) => Promise<MemberChange>,
+) {
+  const organizationId = requireUuid(flags.org, "--org");
+  const userId = requireUuid(flags.user, "--user");
+  const runtime = await openOwner(config);
+  try {
+    const result = await change(runtime.owner.db, { organizationId, userId });
+    if (!result.found) throw new CliError("no active member with that --user in that --org");
+    return {
+      userId,
+      organizationId,
+      email: result.email,
+      role: result.role,
+      tokensRevoked: result.tokensRevoked,
+    };
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Removes a member and revokes every token they hold: their next request fails. */
+export async function memberRemove(config: NorthConfig, flags: { org?: string; user?: string }) {
+  const result = await changeMember(config, flags, removeMember);
+  return { ...result, removed: true };
+}
+
+/** Changes a member's role; demoting a manager revokes their admin tokens. */
+export async function memberRole(
+  config: NorthConfig,
+  flags: { org?: string; user?: string; role?: string },
+) {
+  if (flags.role === undefined) throw new CliError("--role is required (member or manager)");
+  if (!(MEMBER_ROLES as readonly string[]).includes(flags.role)) {
+    throw new CliError(`--role must be one of ${MEMBER_ROLES.join(", ")}`);
+  }
+  const role = flags.role as MemberRole;
+  return changeMember(config, flags, (db, key) => setMemberRole(db, { ...key, role }));
+}
