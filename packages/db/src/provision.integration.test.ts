@@ -9,7 +9,7 @@ import {
   installFresh,
   type TestDatabase,
 } from "../../../test/support/database.ts";
-import { createWorkspace } from "../../../test/support/fixtures.ts";
+import { createWorkspace, createWorkspaceOnOldSchema } from "../../../test/support/fixtures.ts";
 import { readAuditForAdmin, recordAudit } from "./audit.ts";
 import { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 import { provisionDatabase } from "./provision.ts";
@@ -310,7 +310,7 @@ describe("provisioning (case 18)", () => {
         LANGUAGE sql SECURITY DEFINER
         AS $$ SELECT a.owner_id, a.question_id, a.answer, a.version
               FROM public.working_profile_answers a WHERE a.organization_id = p_organization_id $$`);
-      ws = await createWorkspace(db.owner.db);
+      ws = await createWorkspaceOnOldSchema(db.owner.client);
       await db.owner.client`
         insert into working_profile_answers (organization_id, owner_id, question_id, answer)
         values (${ws.organizationId}, ${ws.member.userId}, 'preferred-font', 'Garamond')`;
@@ -398,7 +398,7 @@ describe("upgrading from the release before the source system's column names (00
   it("renames owner_id and question in place and reads every row back intact", async () => {
     const db = await fresh();
     await migrateBefore(db, "source_names");
-    const ws = await createWorkspace(db.owner.db);
+    const ws = await createWorkspaceOnOldSchema(db.owner.client);
     await db.owner.client`
       insert into working_profile_answers
         (organization_id, owner_id, question_id, question, answer, version, created_at, updated_at)
