@@ -1,5 +1,47 @@
 import { describe, expect, it } from "vitest";
-import { checkSubject, checkSubjectLookup, subjectKey, subjectKeyOf } from "./memory-rules.ts";
+import {
+  checkConversationId,
+  checkExpiryDays,
+  checkMemoryBody,
+  checkSubject,
+  checkSubjectLookup,
+  DEFAULT_MEMORY_EXPIRY_DAYS,
+  MAX_MEMORY_EXPIRY_DAYS,
+  MEMORY_BODY_MAX_CHARS,
+  PERSON_SUBJECT_TYPES,
+  subjectKey,
+  subjectKeyOf,
+} from "./memory-rules.ts";
+
+describe("checkMemoryBody", () => {
+  it("returns the sanitized body, line breaks kept", () => {
+    expect(checkMemoryBody("  Files go\r\nthrough e-filing.\u202E ")).toEqual({
+      ok: true,
+      value: "Files go\nthrough e-filing.",
+    });
+  });
+
+  it("refuses a body that is empty after sanitizing, with a message", () => {
+    const empty = checkMemoryBody(" \u0000\r\n\t ");
+    expect(empty).toMatchObject({ ok: false, code: "NORTH_BODY_EMPTY" });
+    expect(!empty.ok && empty.message.trim()).not.toBe("");
+  });
+
+  it("accepts 2,000 code points and refuses 2,001, counting astral characters once", () => {
+    expect(checkMemoryBody("😀".repeat(MEMORY_BODY_MAX_CHARS))).toMatchObject({ ok: true });
+    expect(checkMemoryBody("😀".repeat(MEMORY_BODY_MAX_CHARS + 1))).toMatchObject({
+      ok: false,
+      code: "NORTH_BODY_TOO_LONG",
+    });
+  });
+
+  it("tells the model the body's length and the limit when it is too long", () => {
+    const long = checkMemoryBody("m".repeat(MEMORY_BODY_MAX_CHARS + 1));
+    expect(long.ok).toBe(false);
+    expect(!long.ok && long.message).toContain(String(MEMORY_BODY_MAX_CHARS + 1));
+    expect(!long.ok && long.message).toContain(String(MEMORY_BODY_MAX_CHARS));
+  });
+});
 
 describe("subjects", () => {
   it("are both fields or neither, and required for an observation", () => {
@@ -31,4 +73,125 @@ describe("subjects", () => {
     expect(subjectKeyOf(undefined, "Acme")).toBeUndefined();
     expect(subjectKeyOf("client", "Acme")).toBe("client\u0000acme");
   });
+
+  it("trim and lower-case the type and sanitize the id", () => {
+    expect(checkSubject("fact", " Client ", " Acme\tSAS\u202E ")).toEqual({
+      ok: true,
+      value: { type: "client", id: "Acme SAS" },
+    });
+  });
+
+  it("refuse an id without a type, even for a fact, naming both fields", () => {
+    const refused = checkSubject("fact", undefined, "Acme");
+    expect(refused).toMatchObject({ ok: false, code: "NORTH_SUBJECT_REQUIRED" });
+    expect(!refused.ok && refused.message).toContain("subject_type");
+    expect(!refused.ok && refused.message).toContain("subject_id");
+  });
+
+  it("count a field that sanitizes to nothing as missing", () => {
+    expect(checkSubject("fact", "client", " \u202E ")).toMatchObject({
+      ok: false,
+      code: "NORTH_SUBJECT_REQUIRED",
+    });
+    expect(checkSubject("fact", "  ", "Acme")).toMatchObject({
+      ok: false,
+      code: "NORTH_SUBJECT_REQUIRED",
+    });
+  });
+
+  it.each(["_client", "9lives", "a".repeat(33), "client!"])(
+    "refuse the subject type %j, with a message",
+    (type) => {
+      const refused = checkSubject("observation", type, "Acme");
+      expect(refused).toMatchObject({ ok: false, code: "NORTH_SUBJECT_INVALID" });
+      expect(!refused.ok && refused.message.trim()).not.toBe("");
+    },
+  );
+
+  it("accept a subject type of 32 characters with digits, '-' and '_'", () => {
+    const type = `counter-party_2${"x".repeat(17)}`;
+    expect(checkSubject("observation", type, "Acme")).toEqual({
+      ok: true,
+      value: { type, id: "Acme" },
+    });
+  });
+
+  it("accept an id of 200 code points and refuse 201", () => {
+    expect(checkSubject("observation", "client", "😀".repeat(200))).toMatchObject({ ok: true });
+    expect(checkSubject("observation", "client", "😀".repeat(201))).toMatchObject({
+      ok: false,
+      code: "NORTH_SUBJECT_INVALID",
+    });
+  });
+
+  it("accept every person type offered to the model as an example", () => {
+    expect(PERSON_SUBJECT_TYPES.length).toBeGreaterThan(0);
+    for (const type of PERSON_SUBJECT_TYPES) {
+      expect(checkSubject("observation", type, "Acme")).toEqual({
+        ok: true,
+        value: { type, id: "Acme" },
+      });
+    }
+  });
+});
+
+describe("checkSubjectLookup", () => {
+  it("returns the checked subject", () => {
+    expect(checkSubjectLookup("Client", " Acme ")).toEqual({
+      ok: true,
+      value: { type: "client", id: "Acme" },
+    });
+  });
+
+  it("needs both fields when neither is sent", () => {
+    expect(checkSubjectLookup(undefined, undefined)).toMatchObject({
+      ok: false,
+      code: "NORTH_SUBJECT_REQUIRED",
+    });
+    expect(subjectKeyOf(undefined, undefined)).toBeUndefined();
+  });
+
+  it("tells the model the id limit when the subject is malformed", () => {
+    const refused = checkSubjectLookup("Not A Word!", "x");
+    expect(refused).toMatchObject({ ok: false, code: "NORTH_SUBJECT_INVALID" });
+    expect(!refused.ok && refused.message).toContain("200");
+  });
+});
+
+describe("checkExpiryDays", () => {
+  it("falls back to the default expiry when none is sent", () => {
+    expect(checkExpiryDays(undefined)).toEqual({ ok: true, value: DEFAULT_MEMORY_EXPIRY_DAYS });
+  });
+
+  it.each([1, 30, MAX_MEMORY_EXPIRY_DAYS])("accepts %s days", (days) => {
+    expect(checkExpiryDays(days)).toEqual({ ok: true, value: days });
+  });
+
+  it.each([0, -1, MAX_MEMORY_EXPIRY_DAYS + 1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])(
+    "refuses %s days, stating the maximum",
+    (days) => {
+      const refused = checkExpiryDays(days);
+      expect(refused).toMatchObject({ ok: false, code: "NORTH_EXPIRY_INVALID" });
+      expect(!refused.ok && refused.message).toContain(String(MAX_MEMORY_EXPIRY_DAYS));
+    },
+  );
+});
+
+describe("checkConversationId", () => {
+  it("accepts no conversation id", () => {
+    expect(checkConversationId(undefined)).toEqual({ ok: true, value: undefined });
+  });
+
+  it.each(["a", "Conv-1.2:3_x", `c${"0".repeat(127)}`])("accepts %j as sent", (id) => {
+    expect(checkConversationId(id)).toEqual({ ok: true, value: id });
+  });
+
+  it.each(["", "-leading", ".dot", "has space", "a/b", "é", `c${"0".repeat(128)}`])(
+    "refuses %j, naming the field",
+    (id) => {
+      const refused = checkConversationId(id);
+      expect(refused).toMatchObject({ ok: false, code: "NORTH_ID_INVALID" });
+      expect(!refused.ok && refused.message).toContain("conversation_id");
+    },
+  );
 });

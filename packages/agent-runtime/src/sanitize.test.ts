@@ -63,6 +63,10 @@ describe("sanitizeLine", () => {
   it("drops bidi overrides and composes to NFC", () => {
     expect(sanitizeLine("\u202Ecafe\u0301\u2066")).toBe("café");
   });
+
+  it("drops a lone surrogate without putting anything in its place", () => {
+    expect(sanitizeLine("a\uD800b\uDC00c")).toBe("abc");
+  });
 });
 
 describe("sanitizeBody", () => {
@@ -83,6 +87,10 @@ describe("sanitizeBody", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("turns each tab into one space and drops lone surrogates", () => {
+    expect(sanitizeBody("a\tb\t\tc\uDFFFd")).toBe("a b  cd");
   });
 
   it("unifies line endings and keeps inner spacing", () => {
