@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createApiToken } from "@north/db";
+import { createApiToken, removeMember } from "@north/db";
 import {
   buildMcpApp,
   createAuthResolver,
@@ -35,7 +35,7 @@ let oauth: OAuthOptions;
 let app: ReturnType<typeof buildMcpApp>;
 let sign: (
   claims: JWTPayload,
-  options?: { key?: SigningKey; expiresIn?: string },
+  options?: { key?: SigningKey; expiresIn?: string | null; typ?: string | null; iat?: number },
 ) => Promise<string>;
 let otherKey: SigningKey;
 
@@ -55,8 +55,9 @@ beforeAll(async () => {
     jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
     resourceUrl: RESOURCE,
   };
-  sign = (claims, options = {}) =>
-    new SignJWT({
+  sign = (claims, options = {}) => {
+    const typ = options.typ === undefined ? "at+jwt" : options.typ;
+    const jwt = new SignJWT({
       iss: ISSUER,
       aud: RESOURCE,
       north_org: ws.organizationId,
@@ -64,10 +65,11 @@ beforeAll(async () => {
       jti: randomUUID(),
       ...claims,
     })
-      .setProtectedHeader({ alg: "ES256", kid: "k1" })
-      .setIssuedAt()
-      .setExpirationTime(options.expiresIn ?? "5m")
-      .sign(options.key ?? privateKey);
+      .setProtectedHeader({ alg: "ES256", kid: "k1", ...(typ ? { typ } : {}) })
+      .setIssuedAt(options.iat);
+    if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? "5m");
+    return jwt.sign(options.key ?? privateKey);
+  };
   app = buildMcpApp({
     db: db.app.db,
     resolvePrincipal: createAuthResolver(db.app.db, oauth),
@@ -157,6 +159,26 @@ describe("OAuth resource-server mode", () => {
   it("refuses an expired token and one signed by an unknown key", async () => {
     expect((await listTools(await sign({}, { expiresIn: "-1m" }))).status).toBe(401);
     expect((await listTools(await sign({}, { key: otherKey }))).status).toBe(401);
+  });
+
+  it("refuses a token without exp, without the at+jwt type, or issued in the future or long ago", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect((await listTools(await sign({}))).status).toBe(200);
+    expect((await listTools(await sign({}, { expiresIn: null }))).status).toBe(401);
+    expect((await listTools(await sign({}, { typ: null }))).status).toBe(401);
+    expect((await listTools(await sign({}, { typ: "JWT" }))).status).toBe(401);
+    expect((await listTools(await sign({}, { iat: now + 3600 }))).status).toBe(401);
+    expect(
+      (await listTools(await sign({}, { iat: now - 3 * 86_400, expiresIn: "1h" }))).status,
+    ).toBe(401);
+  });
+
+  it("refuses a member who has been removed", async () => {
+    const other = await createWorkspace(db.owner.db);
+    const token = await sign({ north_org: other.organizationId, sub: other.member.userId });
+    expect((await listTools(token)).status).toBe(200);
+    await removeMember(db.owner.db, other.member);
+    expect((await listTools(token)).status).toBe(401);
   });
 
   it("answers 403 with a scope challenge for a call outside the token's scopes", async () => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Database, members, TOKEN_PREFIX, withTenant } from "@north/db";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { bearerToken, principalForToken } from "./auth.ts";
 import type { AuthResolver, Principal, Scope } from "./principal.ts";
@@ -12,6 +12,25 @@ import { SCOPES } from "./principal.ts";
  * as audience. Claims name the organization and user; the user must be a member, and the role
  * comes from North's own members table, never from the token.
  */
+/**
+ * What a North access token must show besides its signature (SPEC §3, RFC 9068): this issuer,
+ * this resource as audience, the `at+jwt` type (so an ID token or another JWT from the same
+ * issuer is not an access token here), an expiry — jose accepts a JWT without `exp` forever
+ * unless told otherwise — and an issue time that is neither in the future nor too old.
+ */
+const jwtChecks = (options: OAuthOptions) => ({
+  issuer: options.issuer,
+  audience: options.resourceUrl,
+  typ: "at+jwt",
+  requiredClaims: ["exp", "iat"],
+  maxTokenAge: MAX_ACCESS_TOKEN_AGE,
+  clockTolerance: CLOCK_TOLERANCE_S,
+});
+
+/** No access token older than this is accepted, whatever its `exp` says. */
+export const MAX_ACCESS_TOKEN_AGE = "24h";
+const CLOCK_TOLERANCE_S = 60;
+
 export interface OAuthOptions {
   /** The authorization server (`iss`). */
   issuer: string;
@@ -57,10 +76,7 @@ function createJwtVerifier(
   return async (token) => {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
-        issuer: options.issuer,
-        audience: options.resourceUrl,
-      }));
+      ({ payload } = await jwtVerify(token, keys, jwtChecks(options)));
     } catch {
       return null;
     }
@@ -73,7 +89,13 @@ function createJwtVerifier(
       tx
         .select({ role: members.role })
         .from(members)
-        .where(and(eq(members.organizationId, organizationId), eq(members.userId, userId))),
+        .where(
+          and(
+            eq(members.organizationId, organizationId),
+            eq(members.userId, userId),
+            isNull(members.removedAt),
+          ),
+        ),
     );
     if (!member) return null;
     const principal: Principal = {
