@@ -82,21 +82,23 @@ describe("transport safety", () => {
     expect(response.headers.get("mcp-session-id")).toBeNull();
   });
 
-  it("refuses a foreign Origin with 403, and accepts a local one or none", async () => {
-    const refused = await harness.request("/mcp", {
+  it("refuses a foreign Origin, or our host name on another port, with 403; accepts its own origin or none", async () => {
+    for (const origin of ["https://evil.example", "http://localhost:9999", "null"]) {
+      const refused = await harness.request("/mcp", {
+        method: "POST",
+        token,
+        headers: { ...mcpHeaders, Origin: origin },
+        body: initialize,
+      });
+      expect(refused.status).toBe(403);
+    }
+    const own = await harness.request("/mcp", {
       method: "POST",
       token,
-      headers: { ...mcpHeaders, Origin: "https://evil.example" },
+      headers: { ...mcpHeaders, Origin: "http://localhost" },
       body: initialize,
     });
-    expect(refused.status).toBe(403);
-    const local = await harness.request("/mcp", {
-      method: "POST",
-      token,
-      headers: { ...mcpHeaders, Origin: "http://localhost:6274" },
-      body: initialize,
-    });
-    expect(local.status).toBe(200);
+    expect(own.status).toBe(200);
     const bare = await harness.request("/mcp", {
       method: "POST",
       token,
@@ -113,6 +115,48 @@ describe("transport safety", () => {
       body: initialize,
     });
     expect(response.status).toBe(403);
+  });
+
+  it("refuses an unknown Host on every route, health and metadata included", async () => {
+    for (const path of [
+      "/healthz",
+      "/readyz",
+      "/manifest",
+      "/.well-known/oauth-protected-resource",
+    ]) {
+      const response = await harness.app.request(`http://rebound.example:7410${path}`, {
+        headers: { Host: "rebound.example:7410" },
+      });
+      expect(response.status).toBe(403);
+    }
+  });
+
+  it("accepts a browser origin configured exactly, and only that port", async () => {
+    const configured = createTestApp({ db, allowedOrigins: ["http://localhost:6274"] });
+    try {
+      const send = (origin: string) =>
+        configured.request("/mcp", {
+          method: "POST",
+          token: configured.tokenFor(ws.member),
+          headers: { ...mcpHeaders, Origin: origin },
+          body: initialize,
+        });
+      expect((await send("http://localhost:6274")).status).toBe(200);
+      expect((await send("http://localhost:6275")).status).toBe(403);
+    } finally {
+      await configured.close();
+    }
+  });
+
+  it("refuses a large body on routes other than /mcp with 413 before any authentication", async () => {
+    for (const path of ["/manifest", "/healthz", "/admin/login"]) {
+      const response = await harness.request(path, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: `token=${"x".repeat(128 * 1024)}`,
+      });
+      expect(response.status).toBe(413);
+    }
   });
 
   it("refuses a body over 1 MiB with 413 before parsing it", async () => {

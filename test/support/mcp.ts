@@ -41,6 +41,8 @@ export interface TestAppOptions {
   capabilities?: readonly Capability[];
   embedder?: Embedder;
   recallTokenBudget?: number;
+  /** Exact browser origins to accept (NORTH_ALLOWED_ORIGINS). */
+  allowedOrigins?: readonly string[];
 }
 
 /**
@@ -74,6 +76,7 @@ export function createTestApp(options: TestAppOptions): TestApp {
     capabilities: options.capabilities,
     embedder: options.embedder,
     recallTokenBudget: options.recallTokenBudget,
+    allowedOrigins: options.allowedOrigins,
   });
   const tokenFor: TestApp["tokenFor"] = (tenant, opts = {}) => {
     const token = `test_${randomBytes(12).toString("hex")}`;

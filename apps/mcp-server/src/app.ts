@@ -17,6 +17,12 @@ import type { Capability, Embedder } from "./tool-definition.ts";
 import { transportGuard } from "./transport-guard.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Every route but /mcp: console forms, metadata, health. */
+export const MAX_FORM_BODY_BYTES = 64 * 1024;
+
+const tooLarge = (): never => {
+  throw new HTTPException(413, { message: "Request body too large" });
+};
 
 export interface McpAppDeps {
   /** Pool on the app login role (`DATABASE_APP_URL`). */
@@ -112,6 +118,20 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     );
   });
 
+  // Every route, health and metadata included: a rebinding page must learn nothing (SPEC §3).
+  app.use(
+    "*",
+    transportGuard({
+      allowedHosts: deps.allowedHosts ?? LOOPBACK_HOSTS,
+      allowedOrigins: deps.allowedOrigins ?? [],
+    }),
+  );
+  // A body limit on every route; /mcp raises it below. Forms and metadata need far less.
+  app.use("*", async (c, next) => {
+    if (c.req.path === "/mcp") return next();
+    return bodyLimit({ maxSize: MAX_FORM_BODY_BYTES, onError: tooLarge })(c, next);
+  });
+
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
   if (deps.oauth) {
@@ -147,11 +167,6 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     );
   });
 
-  const guarded = transportGuard({
-    allowedHosts: deps.allowedHosts ?? LOOPBACK_HOSTS,
-    allowedOrigins: deps.allowedOrigins ?? [],
-  });
-
   const authenticate = createMiddleware<Env>(async (c, next) => {
     const url = new URL(c.req.url);
     for (const name of ["access_token", "token", "api_key"]) {
@@ -172,11 +187,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     await next();
   });
 
-  app.use("/mcp", guarded);
-  app.use("/manifest", guarded);
   if (deps.admin) {
-    app.use("/admin", guarded);
-    app.use("/admin/*", guarded);
     const admin = deps.admin;
     app.all("/admin", (c) => admin.fetch(c.req.raw));
     app.all("/admin/*", (c) => admin.fetch(c.req.raw));
@@ -192,9 +203,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     "/mcp",
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new HTTPException(413, { message: "Request body too large" });
-      },
+      onError: tooLarge,
     }),
     authenticate,
     async (c) => {

@@ -15,20 +15,21 @@ function hostname(host: string): string {
   return trimmed.replace(/:\d+$/, "");
 }
 
-/** An origin on one of our own host names (e.g. the MCP Inspector on localhost). */
-function sameHostOrigin(origin: string, hosts: Set<string>): boolean {
-  try {
-    const url = new URL(origin);
-    return (url.protocol === "http:" || url.protocol === "https:") && hosts.has(hostname(url.host));
-  } catch {
-    return false;
-  }
+/**
+ * The request's own origin: the exact host and port it was sent to (the Host header, already
+ * checked), under either scheme — a TLS proxy in front may change the scheme, never the name.
+ * A page on the same host name but another port is another origin and is refused.
+ */
+function ownOrigins(host: string): string[] {
+  const exact = host.trim().toLowerCase();
+  return [`http://${exact}`, `https://${exact}`];
 }
 
 /**
- * DNS-rebinding protection (SPEC §3): an unknown `Host` → 403; an `Origin` that is present and
- * not allowed → 403. Requests without `Origin` (CLI hosts, server-to-server) pass, and so do
- * browser origins on one of our own host names: a rebinding page carries its own, foreign name.
+ * DNS-rebinding and cross-origin protection (SPEC §3), on every route: an unknown `Host` → 403;
+ * an `Origin` that is present and neither exactly an allowed origin (scheme, host and port) nor
+ * exactly this request's own origin → 403. Requests without `Origin` (CLI hosts,
+ * server-to-server) pass.
  */
 export function transportGuard(options: TransportGuardOptions): MiddlewareHandler {
   const hosts = new Set(options.allowedHosts.map((h) => h.toLowerCase()));
@@ -43,7 +44,7 @@ export function transportGuard(options: TransportGuardOptions): MiddlewareHandle
     if (
       origin !== undefined &&
       !origins.has(origin.toLowerCase()) &&
-      !sameHostOrigin(origin, hosts)
+      !ownOrigins(host).includes(origin.toLowerCase())
     ) {
       throw new HTTPException(403, { message: "Origin not allowed" });
     }
