@@ -52,6 +52,10 @@ export const configSchema = z.object({
     .default(3600)
     .describe("seconds between purges of expired memory bodies; 0 turns the timer off"),
   NORTH_RECALL_TOKEN_BUDGET: positiveInt(1500),
+  NORTH_STATEMENT_TIMEOUT_MS: positiveInt(5000).describe(
+    "statement timeout of every app-role statement, so one caller cannot hold the pool",
+  ),
+  NORTH_DB_POOL_MAX: positiveInt(10).describe("connections in the app-role pool of one replica"),
   LOG_LEVEL: z.string().default("info"),
 });
 

@@ -3,12 +3,14 @@ import {
   checkConversationId,
   checkExpiryDays,
   checkMemoryBody,
+  checkRecallQuery,
   checkSubject,
   checkSubjectLookup,
   DEFAULT_MEMORY_EXPIRY_DAYS,
   MAX_MEMORY_EXPIRY_DAYS,
   MEMORY_BODY_MAX_CHARS,
   PERSON_SUBJECT_TYPES,
+  RECALL_QUERY_MAX_CHARS,
   subjectKey,
   subjectKeyOf,
 } from "./memory-rules.ts";
@@ -194,4 +196,27 @@ describe("checkConversationId", () => {
       expect(!refused.ok && refused.message).toContain("conversation_id");
     },
   );
+});
+
+describe("checkRecallQuery", () => {
+  it("treats no query, and a query that sanitizes to nothing, as no query", () => {
+    expect(checkRecallQuery(undefined)).toEqual({ ok: true, value: undefined });
+    expect(checkRecallQuery(" \u0000\t ")).toEqual({ ok: true, value: undefined });
+  });
+
+  it("sanitizes a query as a line: controls dropped, newlines and runs of spaces collapsed", () => {
+    expect(checkRecallQuery(" contrat\u0000 de\n\nbail  ")).toEqual({
+      ok: true,
+      value: "contrat de bail",
+    });
+  });
+
+  it("accepts 1,000 characters counted as code points, and refuses 1,001", () => {
+    const emoji = "😀".repeat(RECALL_QUERY_MAX_CHARS);
+    expect(checkRecallQuery(emoji)).toEqual({ ok: true, value: emoji });
+    const refused = checkRecallQuery(`${emoji}a`);
+    expect(refused).toMatchObject({ ok: false, code: "NORTH_QUERY_TOO_LONG" });
+    expect(!refused.ok && refused.message).toContain(String(RECALL_QUERY_MAX_CHARS + 1));
+    expect(!refused.ok && refused.message).not.toContain("😀");
+  });
 });

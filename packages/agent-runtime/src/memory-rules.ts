@@ -38,6 +38,28 @@ export interface Subject {
   id: string;
 }
 
+export const RECALL_QUERY_MAX_CHARS = 1_000;
+
+/**
+ * Sanitizes a recall query as a line and bounds it (SPEC §5: at most 1,000 characters), so a
+ * caller cannot hand PostgreSQL an unbounded text search. Empty after sanitizing means "no query".
+ */
+export function checkRecallQuery(
+  raw: string | undefined,
+): Checked<string | undefined, "NORTH_QUERY_TOO_LONG"> {
+  if (raw === undefined) return { ok: true, value: undefined };
+  const value = sanitizeLine(raw);
+  const length = codePointLength(value);
+  if (length > RECALL_QUERY_MAX_CHARS) {
+    return {
+      ok: false,
+      code: "NORTH_QUERY_TOO_LONG",
+      message: `The query is ${length} characters; the limit is ${RECALL_QUERY_MAX_CHARS}. Use a few distinctive words.`,
+    };
+  }
+  return { ok: true, value: value || undefined };
+}
+
 /** Sanitizes and bounds a memory body. */
 export function checkMemoryBody(
   raw: string,

@@ -12,6 +12,13 @@ export interface ConnectOptions {
   max?: number;
   /** Shown in `pg_stat_activity`, so an operator can tell North's connections apart. */
   applicationName?: string;
+  /**
+   * PostgreSQL `statement_timeout` for every statement on this pool, in milliseconds: one
+   * caller's expensive query cannot hold a pooled connection longer than this. Unset: none.
+   */
+  statementTimeoutMs?: number;
+  /** Seconds to wait for a new connection before failing (postgres.js `connect_timeout`). */
+  connectTimeoutS?: number;
 }
 
 export interface DatabaseHandle {
@@ -26,7 +33,16 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   const client = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connection: { application_name: options.applicationName ?? "north" },
+    connect_timeout: options.connectTimeoutS ?? 10,
+    connection: {
+      application_name: options.applicationName ?? "north",
+      ...(options.statementTimeoutMs
+        ? {
+            statement_timeout: options.statementTimeoutMs,
+            idle_in_transaction_session_timeout: options.statementTimeoutMs,
+          }
+        : {}),
+    },
   });
   return {
     db: drizzle(client, { schema }),

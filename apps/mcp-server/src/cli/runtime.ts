@@ -60,7 +60,8 @@ export async function openApp(config: NorthConfig): Promise<AppRuntime> {
         "NORTH_AUDIT_KEY is not set: serve needs it (at least 16 characters) with DATABASE_APP_URL",
       );
     }
-    const app = connectDatabase(config.DATABASE_APP_URL, { max: 10 });
+    const app = connectDatabase(config.DATABASE_APP_URL, appPoolOptions(config));
+    await refuseUnsafeRole(app);
     return { app, auditKey: config.NORTH_AUDIT_KEY, close: () => app.close() };
   }
   if (config.DATABASE_URL) {
@@ -71,7 +72,11 @@ export async function openApp(config: NorthConfig): Promise<AppRuntime> {
   const home = northHome(config.NORTH_HOME);
   const state = await loadLocalState(home);
   const database = await openLocalDatabase(home, state);
-  const app = connectDatabase(database.appUrl, { max: 10 });
+  const app = connectDatabase(database.appUrl, appPoolOptions(config));
+  await refuseUnsafeRole(app).catch(async (error) => {
+    await database.stop();
+    throw error;
+  });
   return {
     app,
     auditKey: config.NORTH_AUDIT_KEY ?? state.auditKey,
@@ -81,4 +86,46 @@ export async function openApp(config: NorthConfig): Promise<AppRuntime> {
       await database.stop();
     },
   };
+}
+
+function appPoolOptions(config: NorthConfig) {
+  return {
+    max: config.NORTH_DB_POOL_MAX,
+    statementTimeoutMs: config.NORTH_STATEMENT_TIMEOUT_MS,
+    applicationName: "north",
+  };
+}
+
+/**
+ * SPEC §10: the runtime role must be subject to row-level security. A superuser or a BYPASSRLS
+ * role skips every policy, and a table's owner skips its non-forced policies, so `serve` refuses
+ * to start on any of them — one line, non-zero exit — instead of silently serving every tenant's
+ * rows to every other.
+ */
+async function refuseUnsafeRole(app: DatabaseHandle): Promise<void> {
+  const [role] = await app.client<
+    { name: string; superuser: boolean; bypassrls: boolean; owned: number }[]
+  >`
+    select r.rolname as name, r.rolsuper as superuser, r.rolbypassrls as bypassrls,
+           (select count(*)::int from pg_catalog.pg_class c
+              join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+            where c.relowner = r.oid
+              and n.nspname not in ('pg_catalog', 'information_schema')
+              and n.nspname not like 'pg_toast%') as owned
+    from pg_catalog.pg_roles r where r.rolname = current_user`;
+  const problem = !role
+    ? "cannot read its own role"
+    : role.superuser
+      ? "is a superuser"
+      : role.bypassrls
+        ? "has BYPASSRLS"
+        : role.owned > 0
+          ? `owns ${role.owned} relations`
+          : undefined;
+  if (problem) {
+    await app.close();
+    throw new CliError(
+      `refusing to serve: the runtime role ${role?.name ?? ""} ${problem}, so row-level security would not hold; use the app login role (DATABASE_APP_URL)`,
+    );
+  }
 }

@@ -1,7 +1,9 @@
 import {
+  checkRecallQuery,
   checkSubjectLookup,
   DEFAULT_RECALL_LIMIT,
   MAX_RECALL_LIMIT,
+  RECALL_QUERY_MAX_CHARS,
   RECALL_TOOL,
   renderMemoryFence,
   subjectKey,
@@ -22,7 +24,9 @@ const inputSchema = z.object({
   query: z
     .string()
     .optional()
-    .describe("Words to look for (any language). Omit to get the most recent memories."),
+    .describe(
+      `Words to look for (any language), at most ${RECALL_QUERY_MAX_CHARS} characters. Omit to get the most recent memories.`,
+    ),
   subject_type: subjectLookupTypeSchema.optional(),
   subject_id: subjectLookupIdSchema.optional(),
   limit: z
@@ -97,6 +101,14 @@ export const recallTool = {
   annotations: READ_ONLY_ANNOTATIONS,
   auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
   async handler(input, ctx) {
+    const query = checkRecallQuery(input.query);
+    if (!query.ok) {
+      return {
+        text: `rejected: ${query.code}. ${query.message}`,
+        isError: true,
+        audit: { outcome: "rejected" },
+      };
+    }
     let subjectFingerprint: string | undefined;
     let target: string | undefined;
     if (input.subject_type !== undefined || input.subject_id !== undefined) {
@@ -112,7 +124,7 @@ export const recallTool = {
       subjectFingerprint = ctx.fingerprintSubject(target);
     }
     const result = await recallFenced(ctx, {
-      query: input.query,
+      query: query.value,
       subjectFingerprint,
       limit: input.limit,
     });

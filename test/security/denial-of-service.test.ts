@@ -1,0 +1,92 @@
+import { connectDatabase, type DatabaseHandle } from "@north/db";
+import { createRateLimiter } from "@north/mcp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { createTestApp, type TestApp } from "../support/mcp.ts";
+import { recall } from "../support/memory-tools.ts";
+
+/**
+ * Finding 1: one caller could stall every tenant — an unbounded recall query, no statement
+ * timeout, one shared pool. The attacks: a 120,000-word query, a NUL in the query, a statement
+ * that would run for seconds, and a batch of calls meant to get past the limiter in one POST.
+ */
+
+let db: TestDatabase;
+let harness: TestApp;
+let ws: Workspace;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  harness = createTestApp({ db });
+  ws = await createWorkspace(db.owner.db);
+});
+afterAll(async () => {
+  await harness.close();
+  await db.drop();
+});
+
+describe("one caller cannot hold the pool for everyone", () => {
+  it("refuses a 120,000-word recall query with a receipt, before any SQL", async () => {
+    const client = await harness.connect(ws.member, { scopes: ["memory:read"] });
+    const huge = "contrat ".repeat(120_000).trim();
+    const result = await recall(client, { query: huge });
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(/^rejected: NORTH_QUERY_TOO_LONG/);
+    const [audit] = await db.owner.client`
+      select outcome from audit_events where actor_id = ${ws.member.userId}
+      order by occurred_at desc limit 1`;
+    expect(audit?.outcome).toBe("rejected");
+  });
+
+  it("answers a query holding a NUL as a normal recall, not an internal error", async () => {
+    const client = await harness.connect(ws.member, { scopes: ["memory:read"] });
+    const result = await recall(client, { query: "bail\u0000commercial" });
+    expect(result.isError).toBe(false);
+    expect(result.structured.mode).toBe("fulltext");
+  });
+
+  it("cancels a statement that outlives the pool's statement timeout and frees the connection", async () => {
+    const pool: DatabaseHandle = connectDatabase(db.appUrl, { max: 1, statementTimeoutMs: 200 });
+    try {
+      await expect(pool.client`select pg_sleep(5)`).rejects.toMatchObject({ code: "57014" });
+      const [row] = await pool.client`select current_setting('statement_timeout') as timeout`;
+      expect(row?.timeout).toBe("200ms");
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("counts every call of a JSON-RPC batch against the limiter", async () => {
+    const limited = createTestApp({
+      db,
+      limiter: createRateLimiter({ writesPerMinute: 100, readsPerMinute: 3 }),
+    });
+    try {
+      const token = limited.tokenFor(ws.manager, { scopes: ["memory:read"] });
+      const batch = Array.from({ length: 20 }, (_, i) => ({
+        jsonrpc: "2.0",
+        id: i + 1,
+        method: "tools/call",
+        params: { name: "north__memory_recall", arguments: { query: "bail" } },
+      }));
+      const response = await limited.request("/mcp", {
+        method: "POST",
+        token,
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify(batch),
+      });
+      const [row] = await db.owner.client`
+        select count(*) filter (where outcome = 'read')::int as read,
+               count(*) filter (where outcome = 'rate_limited')::int as limited
+        from audit_events where actor_id = ${ws.manager.userId} and tool = 'north__memory_recall'`;
+      expect(response.status).toBe(200);
+      expect(row).toEqual({ read: 3, limited: 17 });
+    } finally {
+      await limited.close();
+    }
+  });
+});
