@@ -7,7 +7,9 @@ export {
   fenceLine,
   MEMORY_FENCE_PREAMBLE,
   MEMORY_NOT_A_REASON,
+  PROFILE_FENCE_PREAMBLE,
   renderMemoryFence,
+  renderProfileFence,
 } from "./memory-fence.ts";
 export {
   checkConversationId,

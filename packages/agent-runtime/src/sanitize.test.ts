@@ -106,3 +106,15 @@ describe("codePointLength", () => {
     expect("a😀b".length).toBe(4);
   });
 });
+
+describe("line separators and bidi marks (security review, finding 5)", () => {
+  it("turns U+2028 and U+2029 into newlines in a body and into spaces in a line", () => {
+    expect(sanitizeBody("one\u2028two\u2029three")).toBe("one\ntwo\nthree");
+    expect(sanitizeLine("one\u2028two\u2029three")).toBe("one two three");
+  });
+
+  it("drops the bidi marks LRM, RLM and ALM", () => {
+    expect(sanitizeLine("a\u200Eb\u200Fc\u061Cd")).toBe("abcd");
+    expect(sanitizeBody("a\u200Eb\u200Fc\u061Cd")).toBe("abcd");
+  });
+});

@@ -7,9 +7,11 @@
  */
 
 const CONTROL = /\p{Cc}/gu;
-const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/g;
+/** Bidi overrides and isolates, and the bidi marks (LRM, RLM, ALM): never needed in our text. */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const LINE_BREAK = /\r\n?/g;
+/** CRLF, CR, and the Unicode line and paragraph separators all become `\n`. */
+const LINE_BREAK = /\r\n?|[\u2028\u2029]/g;
 
 function dropUnsafe(input: string, keepNewlines: boolean): string {
   const unified = input.replace(LONE_SURROGATE, "").replace(LINE_BREAK, "\n");
