@@ -1,8 +1,16 @@
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { promisify } from "node:util";
-import { MEMORY_NOT_A_REASON } from "@north/agent-runtime";
-import { purgeExpiredMemories } from "@north/db";
+import { MEMORY_NOT_A_REASON, subjectKey } from "@north/agent-runtime";
+import {
+  forgetMemories,
+  purgeExpiredMemories,
+  type RememberParams,
+  recallMemories,
+  rememberMemory,
+  type Tenant,
+  withTenant,
+} from "@north/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createHashingEmbedder } from "./support/embedder.ts";
@@ -444,5 +452,90 @@ describe("briefing", () => {
     ]);
     expect(result.structured?.block).toContain("The firm closes on 24 December.");
     expect(result.structured?.block).toContain(MEMORY_NOT_A_REASON);
+  });
+});
+
+describe("the store on its own, below the tools", () => {
+  const fingerprint = (canonical: string) => createHash("sha256").update(canonical).digest("hex");
+  const store = (author: Tenant, params: Partial<RememberParams>) =>
+    withTenant(db.app.db, author, (tx) =>
+      rememberMemory(tx, {
+        author,
+        kind: "fact",
+        body: "Signs with a fountain pen.",
+        origin: "stated",
+        runId: "run-direct",
+        fingerprint,
+        ...params,
+      }),
+    );
+  const recallAs = (tenant: Tenant, params: { query?: string; subjectFingerprint?: string }) =>
+    withTenant(db.app.db, tenant, (tx) =>
+      recallMemories(tx, { organizationId: tenant.organizationId, limit: 10, ...params }),
+    );
+  const forgetById = (requester: Tenant, memoryId: string) =>
+    withTenant(db.app.db, requester, (tx) =>
+      forgetMemories(tx, { requester, isManager: false, target: { memoryId } }),
+    );
+
+  it("refuses a blank body, an expiry out of range and a malformed conversation id, storing nothing", async () => {
+    const { member } = await workspace();
+    expect(await store(member, { body: "   " })).toMatchObject({ code: "NORTH_BODY_EMPTY" });
+    expect(await store(member, { expiresInDays: 0 })).toMatchObject({
+      code: "NORTH_EXPIRY_INVALID",
+    });
+    expect(await store(member, { conversationId: "no spaces allowed" })).toMatchObject({
+      code: "NORTH_ID_INVALID",
+    });
+    expect((await recallAs(member, {})).memories).toEqual([]);
+  });
+
+  it("stores a subject and recalls by its fingerprint only the memories about it", async () => {
+    const { member } = await workspace();
+    const curie = { subjectType: "client", subjectId: "Marie Curie" };
+    const created = await store(member, { body: "Prefers mornings.", ...curie });
+    expect(created).toMatchObject({
+      outcome: "created",
+      subject: { type: "client", id: "Marie Curie" },
+    });
+    await store(member, {
+      body: "Prefers evenings.",
+      subjectType: "client",
+      subjectId: "Niels Bohr",
+    });
+    const found = await recallAs(member, {
+      subjectFingerprint: fingerprint(subjectKey({ type: "client", id: "Marie Curie" })),
+    });
+    expect(found.memories).toEqual([
+      expect.objectContaining({ body: "Prefers mornings.", ...curie }),
+    ]);
+  });
+
+  it("treats a blank query as no query and recalls by recency", async () => {
+    const { member } = await workspace();
+    await store(member, {});
+    const found = await recallAs(member, { query: "   " });
+    expect(found.mode).toBe("recency");
+    expect(found.memories).toHaveLength(1);
+  });
+
+  it("answers forgetting an already forgotten memory with noop", async () => {
+    const { member } = await workspace();
+    const created = await store(member, {});
+    const id = created.outcome === "created" ? created.memoryId : "";
+    expect(await forgetById(member, id)).toEqual({ outcome: "forgotten", forgotten: 1 });
+    expect(await forgetById(member, id)).toEqual({ outcome: "noop", forgotten: 0 });
+  });
+
+  it("explains a refusal to forget an unknown id or another member's memory", async () => {
+    const { member, manager } = await workspace();
+    const unknown = await forgetById(member, randomUUID());
+    expect(unknown).toMatchObject({ outcome: "rejected", code: "NORTH_NOT_FOUND" });
+    expect(unknown.outcome === "rejected" && unknown.message).toMatch(/\S/);
+    const created = await store(manager, {});
+    const id = created.outcome === "created" ? created.memoryId : "";
+    const refused = await forgetById(member, id);
+    expect(refused).toMatchObject({ outcome: "rejected", code: "NORTH_FORBIDDEN" });
+    expect(refused.outcome === "rejected" && refused.message).toMatch(/\S/);
   });
 });

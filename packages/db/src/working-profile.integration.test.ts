@@ -4,7 +4,12 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import type { Tenant } from "./tenant.ts";
 import { withTenant } from "./tenant.ts";
-import { readProfile, type SaveAnswerParams, saveAnswer } from "./working-profile.ts";
+import {
+  readProfile,
+  readProfilesForAdmin,
+  type SaveAnswerParams,
+  saveAnswer,
+} from "./working-profile.ts";
 
 let db: TestDatabase;
 let ws: Workspace;
@@ -138,6 +143,83 @@ describe("saveAnswer: the SPEC §4 state table", () => {
       expect(receipt).toMatchObject({ outcome: "rejected", code: "NORTH_TARGET_MISSING" });
     }
     expect((await read(ws.member)).some((r) => r.questionId === id)).toBe(false);
+  });
+});
+
+describe("saveAnswer: what a refusal or a stale save tells the caller", () => {
+  it("returns conflict for an unversioned save that changes only the question", async () => {
+    const id = freshId();
+    await save(ws.member, { questionId: id, question: "Q?", answer: "A." });
+    const receipt = await save(ws.member, { questionId: id, question: "Other Q?", answer: "A." });
+    expect(receipt).toMatchObject({ outcome: "conflict", answerVersion: 1 });
+  });
+
+  it("throws on an expected version that is not a positive integer, before touching the row", async () => {
+    const id = freshId();
+    await save(ws.member, { questionId: id, question: "Q?", answer: "A." });
+    for (const expectedVersion of [0, -1, 1.5]) {
+      await expect(
+        save(ws.member, { questionId: id, question: "Q?", answer: "B.", expectedVersion }),
+      ).rejects.toThrow(/expectedVersion/);
+    }
+    expect((await read(ws.member)).find((r) => r.questionId === id)?.answer).toBe("A.");
+  });
+
+  it("names the parameter to drop when an update or an auto id finds no entry", async () => {
+    const missing = await save(ws.member, {
+      questionId: freshId(),
+      question: "Q?",
+      answer: "A.",
+      expectedVersion: 1,
+    });
+    expect(missing).toMatchObject({ outcome: "rejected", code: "NORTH_TARGET_MISSING" });
+    expect(missing.outcome === "rejected" && missing.message).toMatch(/expected_version/);
+    const reserved = await save(ws.member, {
+      questionId: autoQuestionId("Never asked?"),
+      question: "Never asked?",
+      answer: "A.",
+    });
+    expect(reserved).toMatchObject({ outcome: "rejected", code: "NORTH_ID_RESERVED" });
+    expect(reserved.outcome === "rejected" && reserved.message).toMatch(/question_id/);
+  });
+});
+
+describe("readProfilesForAdmin", () => {
+  it("gives a manager every member's entries with owner, version and dates", async () => {
+    const team = await createWorkspace(db.owner.db, "Admin read");
+    await save(team.member, { questionId: "role", question: "Role?", answer: "Partner." });
+    const result = await withTenant(db.app.db, team.manager, (tx) =>
+      readProfilesForAdmin(tx, {
+        organizationId: team.organizationId,
+        requesterId: team.manager.userId,
+      }),
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      entries: [
+        {
+          ownerUserId: team.member.userId,
+          questionId: "role",
+          question: "Role?",
+          answer: "Partner.",
+          answerVersion: 1,
+        },
+      ],
+    });
+    const [entry] = result.ok ? result.entries : [];
+    expect(entry?.ownerEmail).toMatch(/@example\.test$/);
+    expect(entry?.createdAt).toBeInstanceOf(Date);
+    expect(entry?.updatedAt.getTime()).toBeGreaterThan(0);
+  });
+
+  it("answers an ordinary member with ok: false", async () => {
+    const result = await withTenant(db.app.db, ws.member, (tx) =>
+      readProfilesForAdmin(tx, {
+        organizationId: ws.organizationId,
+        requesterId: ws.member.userId,
+      }),
+    );
+    expect(result).toEqual({ ok: false });
   });
 });
 
