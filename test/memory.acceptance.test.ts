@@ -170,7 +170,7 @@ describe("20. the memory store", () => {
     });
 
     const erased = await forget(client, subject);
-    expect(erased.structured).toEqual({ outcome: "forgotten", forgotten: 2 });
+    expect(erased.structured).toEqual({ outcome: "forgotten", forgotten: 2, remaining: 0 });
     const after = await held(client, subject.subject_type, subject.subject_id);
     expect(after.structured.memories).toHaveLength(2);
     for (const m of after.structured.memories) {
@@ -178,7 +178,11 @@ describe("20. the memory store", () => {
     }
     expect(after.text).not.toContain(body);
     expect((await recall(client, { query: "weekly" })).structured.memories).toEqual([]);
-    expect((await forget(client, subject)).structured).toEqual({ outcome: "noop", forgotten: 0 });
+    expect((await forget(client, subject)).structured).toEqual({
+      outcome: "noop",
+      forgotten: 0,
+      remaining: 0,
+    });
   });
 
   it("never recalls an expired memory, lists it as expired until purged, and purges its body", async () => {
@@ -269,6 +273,7 @@ describe("isolation", () => {
     expect((await forget(manager, { memory_id: memoryId })).structured).toEqual({
       outcome: "forgotten",
       forgotten: 1,
+      remaining: 0,
     });
     expect((await forget(manager, { memory_id: randomUUID() })).structured).toMatchObject({
       code: "NORTH_NOT_FOUND",
@@ -523,8 +528,12 @@ describe("the store on its own, below the tools", () => {
     const { member } = await workspace();
     const created = await store(member, {});
     const id = created.outcome === "created" ? created.memoryId : "";
-    expect(await forgetById(member, id)).toEqual({ outcome: "forgotten", forgotten: 1 });
-    expect(await forgetById(member, id)).toEqual({ outcome: "noop", forgotten: 0 });
+    expect(await forgetById(member, id)).toEqual({
+      outcome: "forgotten",
+      forgotten: 1,
+      remaining: 0,
+    });
+    expect(await forgetById(member, id)).toEqual({ outcome: "noop", forgotten: 0, remaining: 0 });
   });
 
   it("explains a refusal to forget an unknown id or another member's memory", async () => {

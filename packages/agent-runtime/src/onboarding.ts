@@ -63,7 +63,7 @@ export const MEMORY_READ_GUIDANCE: readonly string[] = [
 export const MEMORY_WRITE_GUIDANCE: readonly string[] = [
   `Save durable, useful knowledge with ${REMEMBER_TOOL}: one fact per memory, origin 'stated' only when a lawyer said it, 'inferred' when you concluded it. Anything about a person needs subject_type and subject_id.`,
   "Special categories of personal data — health, trade-union membership, religious or philosophical beliefs, political opinions, sexual life or orientation, racial or ethnic origin, criminal offences — are not remembered unless the lawyer states that the matter needs it; then save it as an observation with subject_type and subject_id, and only what the matter needs.",
-  `When asked to erase what is held about someone (or one memory), call ${FORGET_TOOL}; only the author or a manager may, and the body is removed for good.`,
+  `When asked to erase what is held about someone (or one memory), call ${FORGET_TOOL}; the body is removed for good. A member erases only what they wrote; erasing everything about a person is a manager's act. Tell the lawyer what the receipt says remains.`,
 ];
 
 /**

@@ -206,13 +206,20 @@ export async function memoriesHeld(
 export type ForgetTarget = { subjectFingerprint: string } | { memoryId: string };
 
 export type ForgetResult =
-  | { outcome: "forgotten" | "noop"; forgotten: number }
+  | {
+      outcome: "forgotten" | "noop";
+      forgotten: number;
+      /** Memories about the subject still held (not forgotten) that this caller may not erase. */
+      remaining: number;
+    }
   | { outcome: "rejected"; code: "NORTH_FORBIDDEN" | "NORTH_NOT_FOUND"; message: string };
 
 /**
  * Forgets in one statement: the body, subject id and embedding are removed and the row stays as
- * a tombstone recording who and when. A manager forgets everything matching; anyone else only
- * what they wrote (by subject), or is refused (by id).
+ * a tombstone recording who and when. `isManager` (a manager acting with the `admin` scope)
+ * forgets everything matching; anyone else only what they wrote (by subject), or is refused (by
+ * id). By subject, the result says how many memories about it remain, so a receipt never
+ * suggests nothing is left when something is.
  */
 export async function forgetMemories(
   tx: Tx,
@@ -242,8 +249,24 @@ export async function forgetMemories(
       ),
     )
     .returning({ id: memories.id });
-  if (erased.length > 0) return { outcome: "forgotten", forgotten: erased.length };
-  if (!("memoryId" in target)) return { outcome: "noop", forgotten: 0 };
+  if (!("memoryId" in target)) {
+    const [left] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(memories)
+      .where(
+        and(
+          eq(memories.organizationId, requester.organizationId),
+          eq(memories.subjectFingerprint, target.subjectFingerprint),
+          isNull(memories.forgottenAt),
+          isNull(memories.purgedAt),
+        ),
+      );
+    const remaining = left?.n ?? 0;
+    return erased.length > 0
+      ? { outcome: "forgotten", forgotten: erased.length, remaining }
+      : { outcome: "noop", forgotten: 0, remaining };
+  }
+  if (erased.length > 0) return { outcome: "forgotten", forgotten: erased.length, remaining: 0 };
 
   const [existing] = await tx
     .select({ authorId: memories.authorId, forgottenAt: memories.forgottenAt })
@@ -258,7 +281,7 @@ export async function forgetMemories(
       message: "No memory has this id in this workspace.",
     };
   }
-  if (existing.forgottenAt) return { outcome: "noop", forgotten: 0 };
+  if (existing.forgottenAt) return { outcome: "noop", forgotten: 0, remaining: 0 };
   return {
     outcome: "rejected",
     code: "NORTH_FORBIDDEN",

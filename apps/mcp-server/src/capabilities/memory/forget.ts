@@ -17,6 +17,12 @@ const outputSchema = z.object({
       "forgotten: bodies removed, tombstones kept. noop: nothing left to forget. rejected: see code.",
     ),
   forgotten: z.number().int().describe("How many memories were erased by this call."),
+  remaining: z
+    .number()
+    .int()
+    .describe(
+      "How many memories about the subject are still held that you may not erase (written by others; a manager can). Tell the lawyer when it is not 0.",
+    ),
   code: z.string().optional(),
   message: z.string().optional(),
   retry_after_s: z.number().int().optional(),
@@ -29,8 +35,8 @@ export const forgetTool = {
   name: FORGET_TOOL,
   title: "Forget (erase) memories",
   description: [
-    "Erasure: forgets everything the workspace holds about a subject (subject_type + subject_id), or one memory (memory_id), in one step.",
-    "The body is removed for good; a tombstone records who erased it and when. Only the memory's author or a workspace manager may forget it; a member forgetting a subject erases what they wrote.",
+    "Erasure: forgets what the workspace holds about a subject (subject_type + subject_id), or one memory (memory_id), in one step.",
+    "The body is removed for good; a tombstone records who erased it and when. A member erases only the memories they wrote; erasing everything about a subject is a workspace manager's act. The receipt says how many were erased and how many remain that you may not erase.",
     "Confirm with the lawyer before calling. Check the result with north__memory_held.",
   ].join(" "),
   kind: "write",
@@ -46,6 +52,7 @@ export const forgetTool = {
   rateLimitedReceipt: (_input, refusal) => ({
     outcome: "rejected",
     forgotten: 0,
+    remaining: 0,
     ...refusal,
   }),
   async handler(input, ctx) {
@@ -53,7 +60,13 @@ export const forgetTool = {
     if (bySubject === (input.memory_id !== undefined)) {
       const message = "Send either subject_type and subject_id, or memory_id. Nothing was erased.";
       return {
-        structured: { outcome: "rejected", forgotten: 0, code: "NORTH_TARGET_MISSING", message },
+        structured: {
+          outcome: "rejected",
+          forgotten: 0,
+          remaining: 0,
+          code: "NORTH_TARGET_MISSING",
+          message,
+        },
         text: `rejected: NORTH_TARGET_MISSING. ${message}`,
         isError: true,
         audit: { outcome: "rejected" },
@@ -65,7 +78,13 @@ export const forgetTool = {
       if (!subject.ok) {
         const message = `${subject.message} Nothing was erased.`;
         return {
-          structured: { outcome: "rejected", forgotten: 0, code: subject.code, message },
+          structured: {
+            outcome: "rejected",
+            forgotten: 0,
+            remaining: 0,
+            code: subject.code,
+            message,
+          },
           text: `rejected: ${subject.code}. ${message}`,
           isError: true,
           audit: { outcome: "rejected" },
@@ -77,7 +96,8 @@ export const forgetTool = {
     }
     const result = await forgetMemories(ctx.tx, {
       requester: ctx.tenant,
-      isManager: ctx.principal.role === "manager",
+      // Erasing across the organisation is a manager's act under the admin scope (SPEC §5).
+      isManager: ctx.principal.role === "manager" && ctx.principal.scopes.includes("admin"),
       target,
     });
     if (result.outcome === "rejected") {
@@ -85,6 +105,7 @@ export const forgetTool = {
         structured: {
           outcome: "rejected",
           forgotten: 0,
+          remaining: 0,
           code: result.code,
           message: result.message,
         },
@@ -93,9 +114,19 @@ export const forgetTool = {
         audit: { outcome: "rejected", target: targetOf(input) },
       };
     }
+    const left =
+      result.remaining > 0
+        ? ` ${result.remaining} memories about this subject remain that you may not erase: written by colleagues, only a workspace manager can erase them.`
+        : bySubject
+          ? " Nothing about this subject remains."
+          : "";
     return {
-      structured: { outcome: result.outcome, forgotten: result.forgotten },
-      text: `${result.outcome}: ${result.forgotten} memories erased (bodies removed, tombstones kept).`,
+      structured: {
+        outcome: result.outcome,
+        forgotten: result.forgotten,
+        remaining: result.remaining,
+      },
+      text: `${result.outcome}: ${result.forgotten} memories erased (bodies removed, tombstones kept).${left}`,
       audit: { outcome: result.outcome, target: targetOf(input), affected: result.forgotten },
     };
   },
