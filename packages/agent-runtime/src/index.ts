@@ -12,6 +12,7 @@ export {
   renderProfileFence,
 } from "./memory-fence.ts";
 export {
+  canonicalSubjectId,
   checkConversationId,
   checkExpiryDays,
   checkMemoryBody,
@@ -30,6 +31,7 @@ export {
   PERSON_SUBJECT_TYPES,
   RECALL_QUERY_MAX_CHARS,
   type Subject,
+  type SubjectLookup,
   subjectKey,
   subjectKeyOf,
 } from "./memory-rules.ts";

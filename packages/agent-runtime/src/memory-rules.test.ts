@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  canonicalSubjectId,
   checkConversationId,
   checkExpiryDays,
   checkMemoryBody,
@@ -66,14 +67,23 @@ describe("subjects", () => {
     );
   });
 
-  it("for a lookup need both fields, with a lookup's message and no key otherwise", () => {
+  it("for a lookup need the id; the type is optional and matches every type when absent", () => {
     expect(checkSubjectLookup("client", undefined)).toMatchObject({
       ok: false,
       code: "NORTH_SUBJECT_REQUIRED",
-      message: "Send both subject_type and subject_id.",
     });
-    expect(subjectKeyOf(undefined, "Acme")).toBeUndefined();
-    expect(subjectKeyOf("client", "Acme")).toBe("client\u0000acme");
+    expect(checkSubjectLookup(undefined, " Acme ")).toEqual({ ok: true, value: { id: "Acme" } });
+    expect(checkSubjectLookup("Not A Type", "Acme")).toMatchObject({
+      ok: false,
+      code: "NORTH_SUBJECT_INVALID",
+    });
+    expect(checkSubjectLookup(undefined, "x".repeat(201))).toMatchObject({
+      ok: false,
+      code: "NORTH_SUBJECT_INVALID",
+    });
+    expect(subjectKeyOf(undefined, undefined)).toBeUndefined();
+    expect(subjectKeyOf(undefined, "Acme")).toBe("acme");
+    expect(subjectKeyOf("client", "Acme")).toBe("acme");
   });
 
   it("trim and lower-case the type and sanitize the id", () => {
@@ -218,5 +228,27 @@ describe("checkRecallQuery", () => {
     expect(refused).toMatchObject({ ok: false, code: "NORTH_QUERY_TOO_LONG" });
     expect(!refused.ok && refused.message).toContain(String(RECALL_QUERY_MAX_CHARS + 1));
     expect(!refused.ok && refused.message).not.toContain("😀");
+  });
+});
+
+describe("canonicalSubjectId (SPEC §5 subject matching)", () => {
+  it.each([
+    ["helene  DUBOIS", "Hélène Dubois"],
+    ["HÉLÈNE\tdubois", "helene dubois"],
+    ["Straße", "STRASSE"],
+    ["ＡＣＭＥ", "acme"],
+    ["Cafe\u0301", "Café"],
+  ])("matches %j and %j", (a, b) => {
+    expect(canonicalSubjectId(a)).toBe(canonicalSubjectId(b));
+  });
+
+  it("keeps different names apart", () => {
+    expect(canonicalSubjectId("Hélène Dubois")).not.toBe(canonicalSubjectId("Helena Dubois"));
+  });
+
+  it("is idempotent", () => {
+    const once = canonicalSubjectId(" Ｈélène\u200E  DUBOIS ");
+    expect(canonicalSubjectId(once)).toBe(once);
+    expect(once).toBe("helene dubois");
   });
 });

@@ -115,37 +115,77 @@ export function checkSubject(
   return { ok: true, value: { type: subjectType, id: subjectId } };
 }
 
+/** A subject named to look memories up: the type is optional (absent, every type matches). */
+export interface SubjectLookup {
+  type?: string;
+  id: string;
+}
+
 /**
- * A subject named to look memories up (recall, held, forget): both fields required, checked as
- * for a write, with a message that fits a lookup.
+ * A subject named to look memories up (recall, held, forget): subject_id required; subject_type
+ * optional — without it, every type matches (SPEC §5) — and checked as for a write when given.
  */
 export function checkSubjectLookup(
   type: string | undefined,
   id: string | undefined,
-): Checked<Subject, "NORTH_SUBJECT_REQUIRED" | "NORTH_SUBJECT_INVALID"> {
+): Checked<SubjectLookup, "NORTH_SUBJECT_REQUIRED" | "NORTH_SUBJECT_INVALID"> {
+  const subjectId = id === undefined ? "" : sanitizeLine(id);
+  if (!subjectId) {
+    return {
+      ok: false,
+      code: "NORTH_SUBJECT_REQUIRED",
+      message: "Send subject_id (and subject_type to narrow it to one kind of subject).",
+    };
+  }
+  if (type === undefined) {
+    return codePointLength(subjectId) > 200
+      ? {
+          ok: false,
+          code: "NORTH_SUBJECT_INVALID",
+          message: "subject_id is at most 200 characters.",
+        }
+      : { ok: true, value: { id: subjectId } };
+  }
   const checked = checkSubject("observation", type, id);
   if (!checked.ok) {
     return {
       ...checked,
-      message:
-        checked.code === "NORTH_SUBJECT_REQUIRED"
-          ? "Send both subject_type and subject_id."
-          : "subject_type must be a short lowercase word; subject_id at most 200 characters.",
+      message: "subject_type must be a short lowercase word; subject_id at most 200 characters.",
     };
   }
   // An observation's subject is never null once checked.
   return { ok: true, value: checked.value as Subject };
 }
 
-/** The canonical key of a subject given as raw fields, or undefined when they are not a valid pair. */
+/** The canonical key of a subject given as raw fields, or undefined when they are not valid. */
 export function subjectKeyOf(type: string | undefined, id: string | undefined): string | undefined {
   const checked = checkSubjectLookup(type, id);
   return checked.ok ? subjectKey(checked.value) : undefined;
 }
 
-/** The canonical text of a subject for its keyed fingerprint: type, NUL, lower-cased id. */
-export function subjectKey(subject: Subject): string {
-  return `${subject.type}\u0000${sanitizeLine(subject.id).toLowerCase()}`;
+/**
+ * The canonical form subjects are matched on (SPEC §5): sanitized as a line, compatibility
+ * normalised (NFKC), accents folded (decomposed, combining marks dropped), case-folded
+ * (upper then lower, so "ß" and "SS" meet), whitespace collapsed. "helene  DUBOIS" and
+ * "Hélène Dubois" have the same canonical form.
+ */
+export function canonicalSubjectId(id: string): string {
+  return sanitizeLine(id)
+    .normalize("NFKD")
+    .replace(/\p{M}/gu, "")
+    .normalize("NFKC")
+    .toUpperCase()
+    .toLowerCase()
+    .replace(/\s+/gu, " ")
+    .trim();
+}
+
+/**
+ * The text a subject's keyed fingerprint is computed from: its canonical id. The type is kept
+ * in clear beside it and filtered on separately, so a lookup without a type matches every type.
+ */
+export function subjectKey(subject: SubjectLookup): string {
+  return canonicalSubjectId(subject.id);
 }
 
 export function checkExpiryDays(days: number | undefined): Checked<number, "NORTH_EXPIRY_INVALID"> {

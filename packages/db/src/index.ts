@@ -57,6 +57,7 @@ export {
   type RememberParams,
   type RememberResult,
   recallMemories,
+  rekeySubjectFingerprints,
   rememberMemory,
   type SubjectFingerprinter,
 } from "./memories.ts";

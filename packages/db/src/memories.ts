@@ -10,7 +10,7 @@ import {
   type Subject,
   subjectKey,
 } from "@north/agent-runtime";
-import { and, desc, eq, gt, isNull, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
 import { memories } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
@@ -92,6 +92,8 @@ export interface RecallParams {
   organizationId: string;
   query?: string;
   subjectFingerprint?: string;
+  /** With a subject: only this type; absent, every type. */
+  subjectType?: string;
   limit: number;
   /** The query's unit vector, when an embedder is configured: recall is then semantic. */
   queryEmbedding?: number[];
@@ -123,8 +125,10 @@ export async function recallMemories(
     isNull(memories.purgedAt),
     gt(memories.expiresAt, sql`now()`),
   ];
-  if (params.subjectFingerprint)
+  if (params.subjectFingerprint) {
     live.push(eq(memories.subjectFingerprint, params.subjectFingerprint));
+    if (params.subjectType) live.push(eq(memories.subjectType, params.subjectType));
+  }
   const query = params.query?.trim();
 
   let mode: RecallMode;
@@ -183,7 +187,7 @@ export interface HeldMemory {
 /** Everything held about a subject, tombstones and expired-but-unpurged memories included. */
 export async function memoriesHeld(
   tx: Tx,
-  params: { organizationId: string; subjectFingerprint: string },
+  params: { organizationId: string; subjectFingerprint: string; subjectType?: string },
 ): Promise<HeldMemory[]> {
   return tx
     .select({
@@ -198,12 +202,16 @@ export async function memoriesHeld(
       and(
         eq(memories.organizationId, params.organizationId),
         eq(memories.subjectFingerprint, params.subjectFingerprint),
+        params.subjectType ? eq(memories.subjectType, params.subjectType) : undefined,
       ),
     )
     .orderBy(desc(memories.createdAt));
 }
 
-export type ForgetTarget = { subjectFingerprint: string } | { memoryId: string };
+/** One memory, or a subject (of one type, or of every type when `subjectType` is absent). */
+export type ForgetTarget =
+  | { subjectFingerprint: string; subjectType?: string }
+  | { memoryId: string };
 
 export type ForgetResult =
   | {
@@ -230,7 +238,10 @@ export async function forgetMemories(
   const match =
     "memoryId" in target
       ? eq(memories.id, target.memoryId)
-      : eq(memories.subjectFingerprint, target.subjectFingerprint);
+      : and(
+          eq(memories.subjectFingerprint, target.subjectFingerprint),
+          target.subjectType ? eq(memories.subjectType, target.subjectType) : undefined,
+        );
   const erased = await tx
     .update(memories)
     .set({
@@ -257,6 +268,7 @@ export async function forgetMemories(
         and(
           eq(memories.organizationId, requester.organizationId),
           eq(memories.subjectFingerprint, target.subjectFingerprint),
+          target.subjectType ? eq(memories.subjectType, target.subjectType) : undefined,
           isNull(memories.forgottenAt),
           isNull(memories.purgedAt),
         ),
@@ -300,4 +312,43 @@ export async function purgeExpiredMemories(
     organizations: rows.length,
     purged: [...rows].reduce((sum, r) => sum + Number(r.purged), 0),
   };
+}
+
+/**
+ * Recomputes every subject fingerprint from the subject id still stored beside it, with the
+ * current canonical form and key: the operator step after canonical matching changed (or after
+ * `NORTH_AUDIT_KEY` was rotated). Owner connection, every organisation, one transaction.
+ * Tombstones keep their old fingerprint: their subject id was erased, so nothing can recompute
+ * it — they stay listed by id in the audit trail but no longer match a subject lookup.
+ */
+export async function rekeySubjectFingerprints(
+  db: Database,
+  fingerprint: SubjectFingerprinter,
+): Promise<{ checked: number; rekeyed: number; tombstonesKept: number }> {
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .select({
+        id: memories.id,
+        subjectId: memories.subjectId,
+        subjectFingerprint: memories.subjectFingerprint,
+      })
+      .from(memories)
+      .where(isNotNull(memories.subjectId));
+    const changed = rows.flatMap((row) => {
+      const next = fingerprint(subjectKey({ id: row.subjectId ?? "" }));
+      return next === row.subjectFingerprint ? [] : [{ id: row.id, next }];
+    });
+    if (changed.length > 0) {
+      await tx.execute(sql`
+        update ${memories} m set subject_fingerprint = v.fp
+        from unnest(${`{${changed.map((c) => c.id).join(",")}}`}::uuid[],
+                    ${`{${changed.map((c) => c.next).join(",")}}`}::text[]) as v(id, fp)
+        where m.id = v.id`);
+    }
+    const [kept] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(memories)
+      .where(and(isNull(memories.subjectId), isNotNull(memories.subjectFingerprint)));
+    return { checked: rows.length, rekeyed: changed.length, tombstonesKept: kept?.n ?? 0 };
+  });
 }

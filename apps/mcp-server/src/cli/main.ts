@@ -20,6 +20,7 @@ import {
   migrate,
   provision,
   purge,
+  subjectsRekey,
   tokenCreate,
   tokenList,
   tokenRevoke,
@@ -40,6 +41,7 @@ const USAGE = `usage: bun run north -- <command> [--json]
   token list --org ID
   token revoke ID
   purge                           remove the bodies of expired memories (audited)
+  subjects rekey                  recompute subject fingerprints (after an upgrade or a key rotation)
   serve [--port N] [--host H] [--stdio]
   start [--port N] [--host H]     local install on embedded PostgreSQL (bun run start)`;
 
@@ -218,6 +220,19 @@ const COMMANDS: Record<string, Command> = {
         json,
         result,
         () => `purged ${result.purged} memories in ${result.organizations} organizations`,
+      );
+    },
+  },
+  "subjects rekey": {
+    flags: [],
+    args: 0,
+    run: async (config, _f, _a, json) => {
+      const result = await subjectsRekey(config);
+      print(
+        json,
+        result,
+        () =>
+          `re-keyed ${result.rekeyed} of ${result.checked} subject fingerprints; ${result.tombstonesKept} tombstones keep theirs`,
       );
     },
   },

@@ -1,5 +1,6 @@
 import {
   createApiToken,
+  createFingerprinter,
   findMemberRole,
   listApiTokens,
   listMembers,
@@ -7,6 +8,7 @@ import {
   organizationExists,
   provisionDatabase,
   purgeExpiredMemories,
+  rekeySubjectFingerprints,
   revokeApiToken,
 } from "@north/db";
 import type { NorthConfig } from "../config.ts";
@@ -152,6 +154,26 @@ export async function purge(config: NorthConfig) {
   const runtime = await openOwner(config);
   try {
     return await purgeExpiredMemories(runtime.owner.db);
+  } finally {
+    await runtime.close();
+  }
+}
+
+/**
+ * Re-keys every subject fingerprint with the current canonical form and audit key (decision
+ * 014): run once after upgrading to canonical subject matching, and after rotating
+ * `NORTH_AUDIT_KEY`. The key is `NORTH_AUDIT_KEY`, or the local install's.
+ */
+export async function subjectsRekey(config: NorthConfig) {
+  if (config.DATABASE_URL && !config.NORTH_AUDIT_KEY) {
+    throw new CliError("NORTH_AUDIT_KEY is required with DATABASE_URL: it keys the fingerprints");
+  }
+  const runtime = await openOwner(config);
+  try {
+    const key = config.NORTH_AUDIT_KEY ?? runtime.local?.state.auditKey;
+    if (!key) throw new CliError("NORTH_AUDIT_KEY is not set");
+    const fingerprint = createFingerprinter(key);
+    return await rekeySubjectFingerprints(runtime.owner.db, (v) => fingerprint(v).fingerprint);
   } finally {
     await runtime.close();
   }

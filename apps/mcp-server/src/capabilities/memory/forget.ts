@@ -1,5 +1,5 @@
 import { checkSubjectLookup, FORGET_TOOL, subjectKey, subjectKeyOf } from "@north/agent-runtime";
-import { forgetMemories } from "@north/db";
+import { type ForgetTarget, forgetMemories } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { subjectLookupIdSchema, subjectLookupTypeSchema } from "./schemas.ts";
@@ -72,7 +72,7 @@ export const forgetTool = {
         audit: { outcome: "rejected" },
       };
     }
-    let target: { subjectFingerprint: string } | { memoryId: string };
+    let target: ForgetTarget;
     if (bySubject) {
       const subject = checkSubjectLookup(input.subject_type, input.subject_id);
       if (!subject.ok) {
@@ -90,7 +90,10 @@ export const forgetTool = {
           audit: { outcome: "rejected" },
         };
       }
-      target = { subjectFingerprint: ctx.fingerprintSubject(subjectKey(subject.value)) };
+      target = {
+        subjectFingerprint: ctx.fingerprintSubject(subjectKey(subject.value)),
+        subjectType: subject.value.type,
+      };
     } else {
       target = { memoryId: input.memory_id as string };
     }

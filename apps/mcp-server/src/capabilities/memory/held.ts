@@ -12,8 +12,8 @@ import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import { subjectLookupIdSchema, subjectLookupTypeSchema } from "./schemas.ts";
 
 const inputSchema = z.object({
-  subject_type: subjectLookupTypeSchema,
   subject_id: subjectLookupIdSchema,
+  subject_type: subjectLookupTypeSchema.optional(),
 });
 
 const heldSchema = z.object({
@@ -32,7 +32,7 @@ const heldSchema = z.object({
 });
 
 const outputSchema = z.object({
-  subject_type: z.string(),
+  subject_type: z.string().nullable().describe("The type looked up; null when every type was."),
   subject_id: z.string(),
   memories: z.array(heldSchema).describe("Everything held about the subject, tombstones included."),
 });
@@ -65,6 +65,7 @@ export const heldTool = {
     const rows = await memoriesHeld(ctx.tx, {
       organizationId: ctx.tenant.organizationId,
       subjectFingerprint: ctx.fingerprintSubject(key),
+      subjectType: subject.value.type,
     });
     const now = Date.now();
     const memories = rows.map((m) => ({
@@ -94,13 +95,17 @@ export const heldTool = {
         origin: m.origin,
         createdAt: new Date(m.createdAt),
         body: m.body ?? "",
-        subject: subject.value,
+        subject: m.subjectType && m.subjectId ? { type: m.subjectType, id: m.subjectId } : null,
       })),
       { mode: "subject-access", tokenBudget: Number.MAX_SAFE_INTEGER },
     );
     const tombstones = memories.length - readable.length;
     return {
-      structured: { subject_type: subject.value.type, subject_id: subject.value.id, memories },
+      structured: {
+        subject_type: subject.value.type ?? null,
+        subject_id: subject.value.id,
+        memories,
+      },
       text: `${memories.length} memories held (${tombstones} erased, shown without body).\n${fence.block}`,
       audit: { outcome: "read", target: key },
     };

@@ -61,7 +61,7 @@ export const toMeta = (m: RecalledMemory) => ({
 /** Recall shared by this tool and the briefing: live memories, fenced within the token budget. */
 export async function recallFenced(
   ctx: ToolContext,
-  params: { query?: string; subjectFingerprint?: string; limit: number },
+  params: { query?: string; subjectFingerprint?: string; subjectType?: string; limit: number },
 ) {
   const query = params.query?.trim() || undefined;
   const queryEmbedding = query && ctx.embedder ? await embedOne(ctx.embedder, query) : undefined;
@@ -69,6 +69,7 @@ export async function recallFenced(
     organizationId: ctx.tenant.organizationId,
     query,
     subjectFingerprint: params.subjectFingerprint,
+    subjectType: params.subjectType,
     limit: params.limit,
     queryEmbedding,
   });
@@ -110,6 +111,7 @@ export const recallTool = {
       };
     }
     let subjectFingerprint: string | undefined;
+    let subjectType: string | undefined;
     let target: string | undefined;
     if (input.subject_type !== undefined || input.subject_id !== undefined) {
       const subject = checkSubjectLookup(input.subject_type, input.subject_id);
@@ -122,10 +124,12 @@ export const recallTool = {
       }
       target = subjectKey(subject.value);
       subjectFingerprint = ctx.fingerprintSubject(target);
+      subjectType = subject.value.type;
     }
     const result = await recallFenced(ctx, {
       query: query.value,
       subjectFingerprint,
+      subjectType,
       limit: input.limit,
     });
     return {

@@ -18,13 +18,13 @@ export const subjectIdSchema = z
 export const subjectLookupTypeSchema = z
   .string()
   .describe(
-    `The kind of subject to look up, as memories were saved with it: e.g. ${PERSON_SUBJECT_TYPES.slice(0, 4).join(", ")}, court, matter. Send it with subject_id.`,
+    `Optional: narrows the lookup to one kind of subject, e.g. ${PERSON_SUBJECT_TYPES.slice(0, 4).join(", ")}, court, matter. Without it, every kind matches.`,
   );
 
 export const subjectLookupIdSchema = z
   .string()
   .describe(
-    "The name or reference to look up (e.g. 'Acme SAS'); case and spacing do not need to match exactly. Send it with subject_type.",
+    "The name or reference to look up (e.g. 'Acme SAS'); case, accents and spacing do not need to match exactly.",
   );
 
 export const kindSchema = z
