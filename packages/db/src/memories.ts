@@ -11,6 +11,7 @@ import {
   subjectKey,
 } from "@north/agent-runtime";
 import { and, desc, eq, gt, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
+import type { Sql } from "postgres";
 import type { Database, Tx } from "./client.ts";
 import { memories } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
@@ -351,4 +352,45 @@ export async function rekeySubjectFingerprints(
       .where(and(isNull(memories.subjectId), isNotNull(memories.subjectFingerprint)));
     return { checked: rows.length, rekeyed: changed.length, tombstonesKept: kept?.n ?? 0 };
   });
+}
+
+export interface ReclaimResult {
+  /** The steps that ran, in order. */
+  ran: string[];
+  /** Steps this connection may not run (e.g. CHECKPOINT without superuser or pg_checkpoint). */
+  skipped: string[];
+}
+
+/**
+ * After erasure and purge the bodies are gone from every row, but their bytes stay on disk in
+ * dead tuples, index pages and WAL until PostgreSQL reuses the space (docs/security.md, "Erasure
+ * and disk"). This runs what an operator connection can: `VACUUM` of the memories table (or
+ * `VACUUM FULL`, which rewrites the table and its indexes into new files and takes an ACCESS
+ * EXCLUSIVE lock while it runs), then `CHECKPOINT` and a WAL switch so old segments can be
+ * recycled. Each step runs outside a transaction, as VACUUM requires.
+ */
+export async function reclaimErasedSpace(
+  client: Sql,
+  options: { full: boolean },
+): Promise<ReclaimResult> {
+  const ran: string[] = [];
+  const skipped: string[] = [];
+  const vacuum = options.full
+    ? "VACUUM (FULL, ANALYZE) public.memories"
+    : "VACUUM (ANALYZE) public.memories";
+  await client.unsafe(vacuum);
+  ran.push(options.full ? "vacuum full" : "vacuum");
+  for (const [name, statement] of [
+    ["checkpoint", "CHECKPOINT"],
+    ["wal switch", "SELECT pg_switch_wal()"],
+  ] as const) {
+    try {
+      await client.unsafe(statement);
+      ran.push(name);
+    } catch (error) {
+      if ((error as { code?: string }).code !== "42501") throw error;
+      skipped.push(name);
+    }
+  }
+  return { ran, skipped };
 }

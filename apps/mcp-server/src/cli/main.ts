@@ -40,7 +40,7 @@ const USAGE = `usage: bun run north -- <command> [--json]
   token create --org ID --user ID [--scope S]... [--expires 30d|12h|never]   (at most ${MAX_TOKEN_DAYS}d)
   token list --org ID
   token revoke ID
-  purge                           remove the bodies of expired memories (audited)
+  purge [--full]                  remove expired memory bodies (audited), then VACUUM (--full: VACUUM FULL, locks)
   subjects rekey                  recompute subject fingerprints (after an upgrade or a key rotation)
   serve [--port N] [--host H] [--stdio]
   start [--port N] [--host H]     local install on embedded PostgreSQL (bun run start)`;
@@ -57,6 +57,7 @@ const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
   stdio: { type: "boolean", default: false },
+  full: { type: "boolean", default: false },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
@@ -212,14 +213,15 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   purge: {
-    flags: [],
+    flags: ["full"],
     args: 0,
-    run: async (config, _f, _a, json) => {
-      const result = await purge(config);
+    run: async (config, flags, _a, json) => {
+      const result = await purge(config, { full: flags.full });
       print(
         json,
         result,
-        () => `purged ${result.purged} memories in ${result.organizations} organizations`,
+        () =>
+          `purged ${result.purged} memories in ${result.organizations} organizations; ran ${result.reclaimed.join(", ")}${result.skipped.length ? `; skipped ${result.skipped.join(", ")} (needs superuser or pg_checkpoint)` : ""}`,
       );
     },
   },

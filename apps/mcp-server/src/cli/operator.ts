@@ -8,6 +8,7 @@ import {
   organizationExists,
   provisionDatabase,
   purgeExpiredMemories,
+  reclaimErasedSpace,
   rekeySubjectFingerprints,
   revokeApiToken,
 } from "@north/db";
@@ -149,11 +150,17 @@ export function translate(error: unknown, messages: Record<string, string>): unk
   return error;
 }
 
-/** Removes the bodies of expired memories in every organization; each purge is audited. */
-export async function purge(config: NorthConfig) {
+/**
+ * Removes the bodies of expired memories in every organization (each purge audited), then runs
+ * the disk-reclaiming steps this connection may run (`--full`: VACUUM FULL, which locks the
+ * memories table while it rewrites it).
+ */
+export async function purge(config: NorthConfig, flags: { full?: boolean } = {}) {
   const runtime = await openOwner(config);
   try {
-    return await purgeExpiredMemories(runtime.owner.db);
+    const purged = await purgeExpiredMemories(runtime.owner.db);
+    const reclaim = await reclaimErasedSpace(runtime.owner.client, { full: flags.full ?? false });
+    return { ...purged, reclaimed: reclaim.ran, skipped: reclaim.skipped };
   } finally {
     await runtime.close();
   }
