@@ -18,7 +18,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { SCRIPT, STYLESHEET } from "./assets.ts";
 import { type ConsoleLogger, handleConsoleError } from "./errors.ts";
 import { auditPage } from "./pages/audit.ts";
-import { forbiddenFormPage } from "./pages/error.ts";
+import { forbiddenFormPage, notFoundPage } from "./pages/error.ts";
 import { loginPage, refusedPage } from "./pages/login.ts";
 import { memoriesPage } from "./pages/memories.ts";
 import { profilesPage } from "./pages/profiles.ts";
@@ -134,10 +134,17 @@ export function buildAdminApp(deps: AdminAppDeps) {
     });
   };
 
-  app.get("/console.css", (c) => c.body(STYLESHEET, 200, { "Content-Type": "text/css" }));
-  app.get("/console.js", (c) =>
-    c.body(SCRIPT, 200, { "Content-Type": "text/javascript; charset=utf-8" }),
-  );
+  // Content types set with c.header, not a headers record: under @hono/node-server a record
+  // is rebuilt when the outer app adds X-Request-Id, dropping the security headers set since.
+  app.get("/console.css", (c) => {
+    c.header("Content-Type", "text/css; charset=utf-8");
+    return c.body(STYLESHEET);
+  });
+  app.get("/console.js", (c) => {
+    c.header("Content-Type", "text/javascript; charset=utf-8");
+    return c.body(SCRIPT);
+  });
+  app.notFound((c) => c.html(notFoundPage(), 404));
   app.get("/", (c) => c.redirect("/admin/profiles", 303));
   app.get("/login", (c) => c.html(loginPage()));
   app.post("/login", async (c) => {

@@ -21,3 +21,11 @@ export function forbiddenFormPage() {
       <p><a href="/admin/profiles">Back to the console</a></p>`,
   );
 }
+
+export function notFoundPage() {
+  return layout(
+    "Not found",
+    html`<p>There is no such page in the console.</p>
+      <p><a href="/admin/profiles">Back to the console</a></p>`,
+  );
+}
