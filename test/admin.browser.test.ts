@@ -1,31 +1,27 @@
 import { randomUUID } from "node:crypto";
 import { LEGACY_QUESTION_LABEL, RETIRED_QUESTION_IDS, subjectKey } from "@north/agent-runtime";
 import { createApiToken, createFingerprinter } from "@north/db";
-import {
-  buildMcpApp,
-  createAuthResolver,
-  createLogger,
-  createRateLimiter,
-  type HttpServerHandle,
-  startHttpServer,
-} from "@north/mcp-server";
-import { buildAdminApp } from "@north/web";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  launchChromium,
+  signedIn as signedInWith,
+  startTestConsole,
+  type TestConsole,
+} from "./support/console.ts";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
 import { TEST_AUDIT_KEY } from "./support/mcp.ts";
 
 /** The admin console (SPEC §8) in a real headless Chromium against the real server. */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SECRET = `Private detail ${randomUUID()}`;
 const SUBJECT = { type: "client", id: `Dupont ${randomUUID().slice(0, 6)}` };
 
 let db: TestDatabase;
 let ws: Workspace;
 let other: Workspace;
-let server: HttpServerHandle;
+let server: TestConsole;
 let browser: Browser;
 let base: string;
 const tokens = { manager: "", managerWithoutAdmin: "", member: "" };
@@ -58,28 +54,9 @@ beforeAll(async () => {
   tokens.managerWithoutAdmin = await mint(ws.manager.userId, ["profile:write"]);
   tokens.member = await mint(ws.member.userId, ["admin"]);
 
-  const app = buildMcpApp({
-    db: db.app.db,
-    resolvePrincipal: createAuthResolver(db.app.db),
-    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
-    logger: createLogger({ level: "silent" }),
-    auditKey: TEST_AUDIT_KEY,
-    admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY }),
-  });
-  server = await startHttpServer(app.fetch, { port: 0, hostname: "127.0.0.1" });
-  base = `http://127.0.0.1:${server.port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  server = await startTestConsole(db);
+  base = server.base;
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -88,14 +65,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-async function signedIn(token: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`${base}/admin/profiles`);
-  expect(page.url()).toBe(`${base}/admin/login`);
-  await page.fill('input[name="token"]', token);
-  await Promise.all([page.waitForLoadState("load"), page.click('button[type="submit"]')]);
-  return page;
-}
+const signedIn = (token: string): Promise<Page> => signedInWith(browser, base, token);
 
 describe("the admin console", () => {
   it("shows a manager every member's working profile, with the transcription notice and fallback labels", async () => {
@@ -122,19 +92,29 @@ describe("the admin console", () => {
   it("lists what is held about a subject and erases it, leaving a tombstone", async () => {
     const page = await signedIn(tokens.manager);
     await page.goto(`${base}/admin/memories`);
-    await page.fill('input[name="subject_type"]', SUBJECT.type);
-    await page.fill('input[name="subject_id"]', SUBJECT.id.toUpperCase());
-    await Promise.all([page.waitForLoadState("load"), page.click('form[method="get"] button')]);
+    const search = async (subjectId: string) => {
+      await page.fill('input[name="subject_type"]', SUBJECT.type);
+      await page.fill('input[name="subject_id"]', subjectId);
+      await Promise.all([page.waitForLoadState("load"), page.click("form[data-search] button")]);
+    };
+    await search(SUBJECT.id.toUpperCase());
     expect(await page.textContent("main")).toContain(SECRET);
     expect(await page.locator('tr[data-state="live"]').count()).toBe(1);
 
-    page.once("dialog", (dialog) => void dialog.accept());
+    let question = "";
+    page.once("dialog", (dialog) => {
+      question = dialog.message();
+      void dialog.accept();
+    });
     await Promise.all([
-      page.waitForURL(`${base}/admin/memories/forget`),
+      page.waitForURL(`${base}/admin/memories?erased=1`),
       page.click('form[action="/admin/memories/forget"] button'),
     ]);
+    expect(question).toContain("1 memories");
+    expect(question).toContain(SUBJECT.id.toUpperCase());
+    expect(await page.textContent("main")).toContain("1 memories erased");
+    await search(SUBJECT.id);
     const after = await page.textContent("main");
-    expect(after).toContain("1 memories erased");
     expect(after).toContain("body erased");
     expect(after).not.toContain(SECRET);
     expect(await page.locator('tr[data-state="forgotten"]').count()).toBe(1);
@@ -158,10 +138,14 @@ describe("the admin console", () => {
   it("refuses an ordinary member, even one holding an admin-scoped token", async () => {
     const page = await signedIn(tokens.member);
     expect(await page.textContent("main")).toContain("This console is for workspace managers");
+    const cookies = await page.context().cookies();
+    expect(cookies).toEqual([]);
+    // A token is never a session: sent as a header it opens nothing.
     const direct = await fetch(`${base}/admin/profiles`, {
       headers: { Authorization: `Bearer ${tokens.member}` },
+      redirect: "manual",
     });
-    expect(direct.status).toBe(403);
+    expect(direct.status).toBe(303);
     expect(await direct.text()).not.toContain("Always blue.");
   });
 

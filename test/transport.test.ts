@@ -92,6 +92,15 @@ describe("transport safety", () => {
       });
       expect(refused.status).toBe(403);
     }
+    for (const fetchSite of ["same-site", "cross-site", "none"]) {
+      const refused = await harness.request("/mcp", {
+        method: "POST",
+        token,
+        headers: { ...mcpHeaders, Origin: "null", "Sec-Fetch-Site": fetchSite },
+        body: initialize,
+      });
+      expect(refused.status).toBe(403);
+    }
     const own = await harness.request("/mcp", {
       method: "POST",
       token,
@@ -99,6 +108,14 @@ describe("transport safety", () => {
       body: initialize,
     });
     expect(own.status).toBe(200);
+    // Under Referrer-Policy: no-referrer a browser posts `Origin: null` even to its own origin.
+    const ownOpaque = await harness.request("/mcp", {
+      method: "POST",
+      token,
+      headers: { ...mcpHeaders, Origin: "null", "Sec-Fetch-Site": "same-origin" },
+      body: initialize,
+    });
+    expect(ownOpaque.status).toBe(200);
     const bare = await harness.request("/mcp", {
       method: "POST",
       token,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createFingerprinter, type Database } from "@north/db";
 import { sql } from "drizzle-orm";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
@@ -52,7 +52,9 @@ export interface McpAppDeps {
    * The admin console (`@north/web`), mounted at `/admin` behind the same Host/Origin guard.
    * Passed in by the composition root (the CLI) so this package does not depend on it.
    */
-  admin?: { fetch(request: Request): Response | Promise<Response> };
+  admin?: {
+    fetch(request: Request, env: { requestId: string }): Response | Promise<Response>;
+  };
 }
 
 export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"] as const;
@@ -189,8 +191,10 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
 
   if (deps.admin) {
     const admin = deps.admin;
-    app.all("/admin", (c) => admin.fetch(c.req.raw));
-    app.all("/admin/*", (c) => admin.fetch(c.req.raw));
+    // The console logs and shows the same request id this app sends in X-Request-Id.
+    const toAdmin = (c: Context<Env>) => admin.fetch(c.req.raw, { requestId: c.get("requestId") });
+    app.all("/admin", toAdmin);
+    app.all("/admin/*", toAdmin);
   }
 
   app.get("/manifest", authenticate, (c) =>

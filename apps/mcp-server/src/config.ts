@@ -30,6 +30,11 @@ export const configSchema = z.object({
   NORTH_HOST: z.string().default("127.0.0.1"),
   NORTH_ALLOWED_HOSTS: list,
   NORTH_ALLOWED_ORIGINS: list,
+  NORTH_PUBLIC_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("this server's public URL; when https, admin console cookies are Secure"),
   NORTH_RESOURCE_URL: z
     .string()
     .url()

@@ -26,10 +26,20 @@ function ownOrigins(host: string): string[] {
 }
 
 /**
+ * A browser serializes the origin of a POST as `null` when the page's referrer policy is
+ * `no-referrer` (Fetch §3.1, which the admin console sends), even to its own origin. Such a
+ * request is this server's own only if the browser itself says so: `Sec-Fetch-Site:
+ * same-origin`, a header no page can set. A page on another port is `same-site` and stays
+ * refused; an opaque origin without that header (a sandboxed frame, a `data:` page) too.
+ */
+const ownOpaqueOrigin = (origin: string, fetchSite: string | undefined) =>
+  origin === "null" && fetchSite === "same-origin";
+
+/**
  * DNS-rebinding and cross-origin protection (SPEC §3), on every route: an unknown `Host` → 403;
  * an `Origin` that is present and neither exactly an allowed origin (scheme, host and port) nor
- * exactly this request's own origin → 403. Requests without `Origin` (CLI hosts,
- * server-to-server) pass.
+ * exactly this request's own origin (see {@link ownOpaqueOrigin}) → 403. Requests without
+ * `Origin` (CLI hosts, server-to-server) pass.
  */
 export function transportGuard(options: TransportGuardOptions): MiddlewareHandler {
   const hosts = new Set(options.allowedHosts.map((h) => h.toLowerCase()));
@@ -44,7 +54,8 @@ export function transportGuard(options: TransportGuardOptions): MiddlewareHandle
     if (
       origin !== undefined &&
       !origins.has(origin.toLowerCase()) &&
-      !ownOrigins(host).includes(origin.toLowerCase())
+      !ownOrigins(host).includes(origin.toLowerCase()) &&
+      !ownOpaqueOrigin(origin, c.req.header("sec-fetch-site"))
     ) {
       throw new HTTPException(403, { message: "Origin not allowed" });
     }

@@ -1,2 +1,3 @@
 export { type AdminAppDeps, buildAdminApp } from "./app.ts";
-export { SESSION_COOKIE, signIn } from "./session.ts";
+export type { ConsoleLogger } from "./errors.ts";
+export { CSRF_FIELD, SESSION_COOKIE, type SessionTimeouts, signIn } from "./session.ts";

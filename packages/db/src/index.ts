@@ -1,4 +1,13 @@
 export {
+  endAdminSession,
+  hashSessionId,
+  type OpenedSession,
+  type OpenSessionParams,
+  openAdminSession,
+  type ResolvedSession,
+  resolveAdminSession,
+} from "./admin-sessions.ts";
+export {
   type CreatedToken,
   type CreateTokenParams,
   createApiToken,
@@ -29,6 +38,7 @@ export {
   ADMIN_FUNCTION,
   AUDIT_ADMIN_FUNCTION,
   PURGE_FUNCTION,
+  RESOLVE_SESSION_FUNCTION,
   RESOLVE_TOKEN_FUNCTION,
 } from "./definer-functions.ts";
 export {
@@ -68,6 +78,7 @@ export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./
 export {
   AUDIT_OUTCOMES,
   type AuditOutcome,
+  adminSessions,
   apiTokens,
   auditEvents,
   MEMBER_ROLES,

@@ -124,6 +124,7 @@ describe("working_profile_answers_for_admin", () => {
     "resolve_api_token",
     "purge_expired_memories",
     "audit_events_for_admin",
+    "resolve_admin_session",
   ])("%s grants EXECUTE to app_role and not to PUBLIC, and is owned by forma", async (name) => {
     const [acl] = await db.owner.client`
         select has_function_privilege('app_role', p.oid, 'EXECUTE') as app,

@@ -3,6 +3,7 @@ import type { PgTable } from "drizzle-orm/pg-core";
 import postgres from "postgres";
 import { DEFINER_FUNCTIONS } from "./definer-functions.ts";
 import {
+  adminSessions,
   apiTokens,
   auditEvents,
   members,
@@ -37,6 +38,9 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
   },
   // Nothing: the app reads tokens only through resolve_api_token.
   { table: apiTokens, privileges: "" },
+  // Opened and ended in the member's own tenant; looked up by hash only through
+  // resolve_admin_session. Ending one is the only change the app role may make.
+  { table: adminSessions, privileges: "SELECT, INSERT, UPDATE (ended_at)" },
 ];
 
 /** Every table North owns: provisioning hands each to `forma` and sets its grants. */

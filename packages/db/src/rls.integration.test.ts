@@ -20,6 +20,8 @@ type Sql = postgres.TransactionSql;
 let db: TestDatabase;
 let a: Workspace;
 let b: Workspace;
+/** Each seeded user's API token, for the sessions rows. */
+const tokenOf = new Map<string, string>();
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -32,6 +34,15 @@ beforeAll(async () => {
     await db.owner.client`
       insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
       values (${owner.organizationId}, ${owner.userId}, 'fact', 'stated', 'seed memory', 'seed', now() + interval '1 day')`;
+    const [token] = await db.owner.client<{ id: string }[]>`
+      insert into api_tokens (organization_id, user_id, token_hash, scopes)
+      values (${owner.organizationId}, ${owner.userId}, encode(sha256(${owner.userId}::bytea), 'hex'), '{admin}')
+      returning id`;
+    tokenOf.set(owner.userId, token?.id ?? "");
+    await db.owner.client`
+      insert into admin_sessions (session_hash, organization_id, user_id, token_id, csrf_token, idle_timeout_s, expires_at)
+      values (encode(sha256(${`seed ${owner.userId}`}::bytea), 'hex'), ${owner.organizationId}, ${owner.userId},
+              ${token?.id ?? ""}, repeat('s', 43), 1800, now() + interval '8 hours')`;
   }
 });
 afterAll(() => db.drop());
@@ -130,6 +141,26 @@ const statements: Record<string, Record<Op, (t: Tenant, sql: Sql) => Promise<num
       (await sql`update api_tokens set revoked_at = now() where user_id = ${t.userId}`).count,
     delete: async (t, sql) => (await sql`delete from api_tokens where user_id = ${t.userId}`).count,
   },
+  admin_sessions: {
+    select: async (t, sql) =>
+      (
+        await sql`select 1 from admin_sessions
+                  where user_id = ${t.userId} and csrf_token = repeat('s', 43)`
+      ).length,
+    insert: async (t, sql) =>
+      (
+        await sql`insert into admin_sessions (session_hash, organization_id, user_id, token_id, csrf_token, idle_timeout_s, expires_at)
+                  values (encode(sha256(${randomUUID()}::bytea), 'hex'), ${t.organizationId}, ${t.userId},
+                          ${tokenOf.get(t.userId) ?? ""}, repeat('i', 43), 60, now() + interval '1 hour') returning 1`
+      ).length,
+    update: async (t, sql) =>
+      (
+        await sql`update admin_sessions set ended_at = now()
+                  where user_id = ${t.userId} and csrf_token = repeat('s', 43) returning 1`
+      ).length,
+    delete: async (t, sql) =>
+      (await sql`delete from admin_sessions where user_id = ${t.userId} returning 1`).length,
+  },
   audit_events: {
     select: async (t, sql) =>
       (await sql`select 1 from audit_events where organization_id = ${t.organizationId}`).length,
@@ -161,6 +192,13 @@ const MATRIX: Record<string, Record<Op, [Expectation, Expectation, Expectation]>
   // Visible to the whole organization; forgetting (an UPDATE) is allowed organization-wide by
   // policy, and narrowed to author-or-manager by the store.
   memories: { select: [1, 1, 0], insert: [1, D, D], update: [1, 1, 0], delete: [D, D, D] },
+  // Own sessions only; looked up by hash through resolve_admin_session.
+  admin_sessions: {
+    select: [1, 0, 0],
+    insert: [1, D, D],
+    update: [1, 0, 0],
+    delete: [D, D, D],
+  },
   // No privilege at all: the app reaches tokens only through resolve_api_token.
   api_tokens: { select: [D, D, D], insert: [D, D, D], update: [D, D, D], delete: [D, D, D] },
 };
@@ -185,6 +223,17 @@ describe("row-level security matrix for the app login role", () => {
         (
           await sql`update working_profile_answers set organization_id = ${b.organizationId}
                     where owner_user_id = ${a.member.userId} returning 1`
+        ).length,
+    );
+    expect(await moved).toBe("denied");
+  });
+
+  it("refuses an update that hands an own session to another member", async () => {
+    const moved = outcome(
+      async (sql) =>
+        (
+          await sql`update admin_sessions set user_id = ${a.manager.userId}
+                    where user_id = ${a.member.userId} returning 1`
         ).length,
     );
     expect(await moved).toBe("denied");

@@ -108,7 +108,12 @@ export async function serveHttp(
     db: runtime.app.db,
     resolvePrincipal: createAuthResolver(runtime.app.db, oauth),
     oauth,
-    admin: buildAdminApp({ db: runtime.app.db, auditKey: runtime.auditKey }),
+    admin: buildAdminApp({
+      db: runtime.app.db,
+      auditKey: runtime.auditKey,
+      logger,
+      publicUrl: config.NORTH_PUBLIC_URL,
+    }),
     limiter,
     logger,
     auditKey: runtime.auditKey,

@@ -1,9 +1,9 @@
 import type { AdminAuditEvent } from "@north/db";
 import { html } from "hono/html";
-import { layout } from "./layout.ts";
+import { layout, type Nav } from "./layout.ts";
 
 /** The ledger's recent events: who, which tool, which outcome; ids only as fingerprints. */
-export function auditPage(events: readonly AdminAuditEvent[]) {
+export function auditPage(events: readonly AdminAuditEvent[], csrf: string) {
   return layout(
     "Audit",
     html`<p class="muted">The most recent ${events.length} events. The ledger never holds a question,
@@ -23,6 +23,6 @@ export function auditPage(events: readonly AdminAuditEvent[]) {
           )}
         </tbody>
       </table>`,
-    "audit",
+    { section: "audit", csrf } satisfies Nav,
   );
 }

@@ -1,6 +1,6 @@
 import type { HeldMemory } from "@north/db";
 import { html } from "hono/html";
-import { layout } from "./layout.ts";
+import { csrfField, layout } from "./layout.ts";
 
 export interface MemoriesView {
   subjectType?: string;
@@ -17,8 +17,12 @@ function stateOf(m: HeldMemory): string {
   return new Date(m.expiresAt).getTime() <= Date.now() ? "expired" : "live";
 }
 
-/** Subject access (everything held about a subject) and erasure. */
-export function memoriesPage(view: MemoriesView) {
+/**
+ * Subject access (everything held about a subject) and erasure. Both forms are POSTed: a
+ * subject's name never travels in a URL (SPEC §8).
+ */
+export function memoriesPage(view: MemoriesView, csrf: string) {
+  const erasable = view.held?.filter((m) => m.body !== null).length ?? 0;
   const results = view.held
     ? html`<h2>${view.held.length} memories held about ${view.subjectType} “${view.subjectId}”</h2>
         <table>
@@ -37,9 +41,10 @@ export function memoriesPage(view: MemoriesView) {
           </tbody>
         </table>
         ${
-          view.held.some((m) => m.body !== null)
+          erasable > 0
             ? html`<form method="post" action="/admin/memories/forget"
-                  onsubmit="return confirm('Erase every memory about this subject? Bodies are removed for good.')">
+                  data-confirm="Erase the ${erasable} memories held about ${view.subjectType} “${view.subjectId}”? Their bodies are removed for good.">
+                ${csrfField(csrf)}
                 <input type="hidden" name="subject_type" value="${view.subjectType}" />
                 <input type="hidden" name="subject_id" value="${view.subjectId}" />
                 <button type="submit">Erase everything held about this subject</button>
@@ -50,12 +55,13 @@ export function memoriesPage(view: MemoriesView) {
   return layout(
     "Memories",
     html`${view.message ? html`<p class="notice" role="status">${view.message}</p>` : ""}
-      <form method="get" action="/admin/memories">
+      <form method="post" action="/admin/memories" data-search>
+        ${csrfField(csrf)}
         <label>Subject type <input name="subject_type" value="${view.subjectType ?? ""}" placeholder="client" required /></label>
         <label>Subject <input name="subject_id" value="${view.subjectId ?? ""}" placeholder="Acme SAS" required /></label>
         <button type="submit">Show what is held</button>
       </form>
       ${results}`,
-    "memories",
+    { section: "memories", csrf },
   );
 }

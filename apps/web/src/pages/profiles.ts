@@ -1,6 +1,6 @@
 import type { AdminProfileEntry } from "@north/db";
 import { html } from "hono/html";
-import { layout } from "./layout.ts";
+import { layout, type Nav } from "./layout.ts";
 
 const SOURCE_LABEL = {
   recorded: "as asked",
@@ -9,7 +9,7 @@ const SOURCE_LABEL = {
 } as const;
 
 /** Every member's working profile, grouped by member, with no row limit. */
-export function profilesPage(entries: readonly AdminProfileEntry[]) {
+export function profilesPage(entries: readonly AdminProfileEntry[], csrf: string) {
   const byMember = new Map<string, AdminProfileEntry[]>();
   for (const entry of entries) {
     const list = byMember.get(entry.ownerEmail) ?? [];
@@ -40,6 +40,6 @@ export function profilesPage(entries: readonly AdminProfileEntry[]) {
         in conversation, not the lawyer's own writing. Questions show the wording actually asked,
         or, for older rows, the bank wording or a label.</p>
       ${entries.length ? sections : html`<p class="muted">No answers saved yet.</p>`}`,
-    "profiles",
+    { section: "profiles", csrf } satisfies Nav,
   );
 }

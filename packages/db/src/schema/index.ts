@@ -1,3 +1,4 @@
+export { adminSessions } from "./admin-sessions.ts";
 export { apiTokens } from "./api-tokens.ts";
 export { AUDIT_OUTCOMES, type AuditOutcome, auditEvents } from "./audit.ts";
 export { MEMBER_ROLES, type MemberRole, members } from "./members.ts";

@@ -1,0 +1,83 @@
+import { Writable } from "node:stream";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createLogger,
+  createRateLimiter,
+  type HttpServerHandle,
+  startHttpServer,
+} from "@north/mcp-server";
+import { type AdminAppDeps, buildAdminApp } from "@north/web";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
+import type { TestDatabase } from "./database.ts";
+import { TEST_AUDIT_KEY } from "./mcp.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+export interface TestConsole {
+  /** `http://127.0.0.1:PORT`; the console is at `${base}/admin`. */
+  base: string;
+  /** Every log line the server wrote, as text. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The real server (transport guard, body limit, real token resolver) with the console mounted,
+ * listening on a random loopback port, on the suite's database and app login role.
+ */
+export async function startTestConsole(
+  db: TestDatabase,
+  options: Pick<AdminAppDeps, "publicUrl" | "sessionTimeouts"> = {},
+): Promise<TestConsole> {
+  const logs: string[] = [];
+  const logger = createLogger({
+    level: "info",
+    stream: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const app = buildMcpApp({
+    db: db.app.db,
+    resolvePrincipal: createAuthResolver(db.app.db),
+    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    logger,
+    auditKey: TEST_AUDIT_KEY,
+    admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY, logger, ...options }),
+  });
+  const server: HttpServerHandle = await startHttpServer(app.fetch, {
+    port: 0,
+    hostname: "127.0.0.1",
+  });
+  return { base: `http://127.0.0.1:${server.port}`, logs, close: () => server.close() };
+}
+
+/** Debian's Chromium, headless, through playwright-core (no browser download). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** A fresh browser context signed in to the console with `token`, on the page sign-in lands on. */
+export async function signedIn(browser: Browser, base: string, token: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${base}/admin/profiles`);
+  expect(page.url()).toBe(`${base}/admin/login`);
+  await page.fill('input[name="token"]', token);
+  await Promise.all([page.waitForLoadState("load"), page.click('button[type="submit"]')]);
+  return page;
+}
