@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createApiToken, removeMember } from "@north/db";
@@ -11,10 +9,11 @@ import {
   createRateLimiter,
   type OAuthOptions,
 } from "@north/mcp-server";
-import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
+import type { JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
+import { type SigningKey, startTestIssuer, type TestIssuer } from "./support/jwt-issuer.ts";
 import { TEST_AUDIT_KEY } from "./support/mcp.ts";
 import { saveAnswer } from "./support/tools.ts";
 
@@ -23,53 +22,25 @@ import { saveAnswer } from "./support/tools.ts";
  * authorization server is played by this suite (it signs tokens), North only verifies.
  */
 
-type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
-
 const ISSUER = "https://auth.north.test";
 const RESOURCE = "http://localhost/mcp";
 
 let db: TestDatabase;
 let ws: Workspace;
-let jwks: Server;
+let issuer: TestIssuer;
 let oauth: OAuthOptions;
 let app: ReturnType<typeof buildMcpApp>;
-let sign: (
-  claims: JWTPayload,
-  options?: { key?: SigningKey; expiresIn?: string | null; typ?: string | null; iat?: number },
-) => Promise<string>;
+let sign: TestIssuer["sign"];
 let otherKey: SigningKey;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   ws = await createWorkspace(db.owner.db);
-  const { publicKey, privateKey } = await generateKeyPair("ES256");
-  otherKey = (await generateKeyPair("ES256")).privateKey;
-  const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
-  jwks = createServer((_req, res) => {
-    res.setHeader("content-type", "application/json");
-    res.end(JSON.stringify({ keys: [jwk] }));
+  issuer = await startTestIssuer(ISSUER, RESOURCE, {
+    north_org: ws.organizationId,
+    sub: ws.member.userId,
   });
-  await new Promise<void>((resolve) => jwks.listen(0, "127.0.0.1", resolve));
-  oauth = {
-    issuer: ISSUER,
-    jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
-    resourceUrl: RESOURCE,
-  };
-  sign = (claims, options = {}) => {
-    const typ = options.typ === undefined ? "at+jwt" : options.typ;
-    const jwt = new SignJWT({
-      iss: ISSUER,
-      aud: RESOURCE,
-      north_org: ws.organizationId,
-      sub: ws.member.userId,
-      jti: randomUUID(),
-      ...claims,
-    })
-      .setProtectedHeader({ alg: "ES256", kid: "k1", ...(typ ? { typ } : {}) })
-      .setIssuedAt(options.iat);
-    if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? "5m");
-    return jwt.sign(options.key ?? privateKey);
-  };
+  ({ oauth, sign, otherKey } = issuer);
   app = buildMcpApp({
     db: db.app.db,
     resolvePrincipal: createAuthResolver(db.app.db, oauth),
@@ -80,7 +51,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await new Promise((r) => jwks.close(r));
+  await issuer.close();
   await db.drop();
 });
 
@@ -159,18 +130,6 @@ describe("OAuth resource-server mode", () => {
   it("refuses an expired token and one signed by an unknown key", async () => {
     expect((await listTools(await sign({}, { expiresIn: "-1m" }))).status).toBe(401);
     expect((await listTools(await sign({}, { key: otherKey }))).status).toBe(401);
-  });
-
-  it("refuses a token without exp, without the at+jwt type, or issued in the future or long ago", async () => {
-    const now = Math.floor(Date.now() / 1000);
-    expect((await listTools(await sign({}))).status).toBe(200);
-    expect((await listTools(await sign({}, { expiresIn: null }))).status).toBe(401);
-    expect((await listTools(await sign({}, { typ: null }))).status).toBe(401);
-    expect((await listTools(await sign({}, { typ: "JWT" }))).status).toBe(401);
-    expect((await listTools(await sign({}, { iat: now + 3600 }))).status).toBe(401);
-    expect(
-      (await listTools(await sign({}, { iat: now - 3 * 86_400, expiresIn: "1h" }))).status,
-    ).toBe(401);
   });
 
   it("refuses a member who has been removed", async () => {

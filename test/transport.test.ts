@@ -134,20 +134,6 @@ describe("transport safety", () => {
     expect(response.status).toBe(403);
   });
 
-  it("refuses an unknown Host on every route, health and metadata included", async () => {
-    for (const path of [
-      "/healthz",
-      "/readyz",
-      "/manifest",
-      "/.well-known/oauth-protected-resource",
-    ]) {
-      const response = await harness.app.request(`http://rebound.example:7410${path}`, {
-        headers: { Host: "rebound.example:7410" },
-      });
-      expect(response.status).toBe(403);
-    }
-  });
-
   it("accepts a browser origin configured exactly, and only that port", async () => {
     const configured = createTestApp({ db, allowedOrigins: ["http://localhost:6274"] });
     try {
@@ -162,17 +148,6 @@ describe("transport safety", () => {
       expect((await send("http://localhost:6275")).status).toBe(403);
     } finally {
       await configured.close();
-    }
-  });
-
-  it("refuses a large body on routes other than /mcp with 413 before any authentication", async () => {
-    for (const path of ["/manifest", "/healthz", "/admin/login"]) {
-      const response = await harness.request(path, {
-        method: "POST",
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: `token=${"x".repeat(128 * 1024)}`,
-      });
-      expect(response.status).toBe(413);
     }
   });
 
