@@ -3,14 +3,14 @@
  * not share the server's event loop. N official SDK clients call one tool over loopback HTTP for
  * a fixed time and print one JSON line: calls, errors, and per-call latencies summarised.
  *
- * argv: <url> <workload: save|read|recall> <seconds> <token>...
+ * argv: <url> <workload: save|read|recall|attack> <seconds> <token>...
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [url, workload, secondsText, ...tokens] = process.argv.slice(2);
 if (!url || !workload || !secondsText || tokens.length === 0) {
-  console.error("usage: bench-clients <url> <save|read|recall> <seconds> <token>...");
+  console.error("usage: bench-clients <url> <save|read|recall|attack> <seconds> <token>...");
   process.exit(2);
 }
 const seconds = Number(secondsText);
@@ -29,21 +29,33 @@ const clients = await Promise.all(
 
 const latencies: number[] = [];
 let errors = 0;
+/** The bounded form of the review's denial-of-service: a longest allowed query of OR-ed terms. */
+const attackQuery = (n: number) =>
+  Array.from({ length: 200 }, (_, k) => `term${(k + n) % 50}`)
+    .join(" or ")
+    .slice(0, 1000)
+    .replace(/ o?r?$/, "");
+
 const call = (client: Client, index: number, n: number) =>
-  workload === "recall"
+  workload === "attack"
     ? client.callTool({
         name: "north__memory_recall",
-        arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
+        arguments: { query: attackQuery(index + n), limit: 20 },
       })
-    : workload === "save"
+    : workload === "recall"
       ? client.callTool({
-          name: "north__working_profile_answer",
-          arguments: {
-            question: `Bench question ${index}-${n}-${process.pid}?`,
-            answer: "A benchmark answer.",
-          },
+          name: "north__memory_recall",
+          arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
         })
-      : client.callTool({ name: "north__working_profile", arguments: {} });
+      : workload === "save"
+        ? client.callTool({
+            name: "north__working_profile_answer",
+            arguments: {
+              question: `Bench question ${index}-${n}-${process.pid}?`,
+              answer: "A benchmark answer.",
+            },
+          })
+        : client.callTool({ name: "north__working_profile", arguments: {} });
 
 // Warm-up: one call per client, not measured.
 await Promise.all(clients.map((c, i) => call(c, i, -1)));

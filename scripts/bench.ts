@@ -35,6 +35,7 @@ import postgres from "postgres";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
+const ATTACKERS = 12;
 const LOGIN = { user: "north_app_bench", password: randomBytes(12).toString("hex") };
 const scratch = await mkdtemp(path.join(tmpdir(), "north-bench-"));
 
@@ -104,7 +105,22 @@ try {
     save: await lawyers("save"),
     read: await lawyers("read"),
     recall: await lawyers("recall"),
+    attack: [] as Awaited<ReturnType<typeof lawyers>>,
+    victim: [] as Awaited<ReturnType<typeof lawyers>>,
   };
+  // The denial-of-service scenario (docs/benchmarks.md): 12 attackers in this organization, two
+  // readers in another one.
+  for (let i = 0; i < ATTACKERS; i++) {
+    cohorts.attack.push(
+      await addMember(owner.db, { organizationId: org.id, email: `attack${i}@example.test` }),
+    );
+  }
+  const otherOrg = await createOrganization(owner.db, { name: "Bench victim" });
+  for (let i = 0; i < 2; i++) {
+    cohorts.victim.push(
+      await addMember(owner.db, { organizationId: otherOrg.id, email: `victim${i}@example.test` }),
+    );
+  }
   // 100,000 memories in the organization, each naming two of fifty terms.
   const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 100_000);
   await owner.client`
@@ -114,26 +130,33 @@ try {
            'bench', now() + interval '90 days'
     from generate_series(1, ${MEMORIES}) g`;
   await owner.client`analyze memories`;
-  for (const m of cohorts.read) {
+  for (const m of [...cohorts.read, ...cohorts.victim]) {
     await owner.client`
       insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
-      select ${org.id}, ${m.userId}, 'seed-' || g, 'Seed question ' || g || '?', repeat('answer ', 20)
+      select ${m.organizationId}, ${m.userId}, 'seed-' || g, 'Seed question ' || g || '?', repeat('answer ', 20)
       from generate_series(1, 10) g`;
   }
   await owner.close();
 
-  const app = connectDatabase(appUrl.toString(), { max: 10, applicationName: "north-bench" });
+  // The same pool settings as `north serve`: ten connections, a 5 s statement timeout.
+  const app = connectDatabase(appUrl.toString(), {
+    max: 10,
+    applicationName: "north-bench",
+    statementTimeoutMs: 5_000,
+  });
   const principals = new Map<string, Principal>(
-    [...cohorts.save, ...cohorts.read, ...cohorts.recall].map((m) => [
-      `bench_${m.userId}`,
-      {
-        organizationId: org.id,
-        userId: m.userId,
-        role: "member",
-        scopes: ["profile:write", "memory:read"],
-        tokenId: null,
-      },
-    ]),
+    [...cohorts.save, ...cohorts.read, ...cohorts.recall, ...cohorts.attack, ...cohorts.victim].map(
+      (m) => [
+        `bench_${m.userId}`,
+        {
+          organizationId: m.organizationId,
+          userId: m.userId,
+          role: "member",
+          scopes: ["profile:write", "memory:read"],
+          tokenId: null,
+        },
+      ],
+    ),
   );
   const mcp = buildMcpApp({
     db: app.db,
@@ -147,15 +170,21 @@ try {
   const mcpUrl = `http://127.0.0.1:${server.port}/mcp`;
 
   type Workload = "save" | "read" | "recall";
-  const sdk = async (workload: Workload): Promise<Figures> => {
-    const cpuBefore = process.cpuUsage();
-    const out = await run("bun", [
+  const clients = (workload: string, cohort: { userId: string }[], seconds = SECONDS) =>
+    run("bun", [
       path.join(import.meta.dirname, "bench-clients.ts"),
       mcpUrl,
       workload,
-      String(SECONDS),
-      ...cohorts[workload].map((m) => `bench_${m.userId}`),
+      String(seconds),
+      ...cohort.map((m) => `bench_${m.userId}`),
     ]);
+  const figures = (out: string): Figures & { errors: number } => {
+    const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+    return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99, errors: r.errors };
+  };
+  const sdk = async (workload: Workload): Promise<Figures> => {
+    const cpuBefore = process.cpuUsage();
+    const out = await clients(workload, cohorts[workload]);
     const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
     if (r.errors > 0) throw new Error(`${r.errors} ${workload} calls failed`);
     const cpu = process.cpuUsage(cpuBefore);
@@ -225,8 +254,40 @@ COMMIT;
     return { callsPerSecond: tps, p50: pick(0.5), p99: pick(0.99) };
   };
 
+  /**
+   * Another organization's profile reads, alone and then while 12 attackers send the longest
+   * recall queries allowed, back to back (bounded by SECONDS). The ratio is under attack / alone.
+   */
+  const denialOfService = async () => {
+    const alone = figures(await clients("read", cohorts.victim));
+    const attack = clients("attack", cohorts.attack, SECONDS + 2);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const underAttack = figures(await clients("read", cohorts.victim));
+    const attackers = figures(await attack);
+    return { alone, underAttack, attackers };
+  };
+
   const rows: string[] = [];
   const only = process.env.BENCH_ONLY?.split(",");
+  if (only?.includes("dos") || !only) {
+    const dos = await denialOfService();
+    console.log(
+      `\nDenial of service: another organization's reads (2 clients), alone and under ${ATTACKERS} attackers sending 1,000-character recall queries, ${SECONDS} s each\n`,
+    );
+    console.log("| reads | calls/s | p50 ms | p99 ms | errors |");
+    console.log("|---|---|---|---|---|");
+    for (const [label, f] of [
+      ["alone", dos.alone],
+      ["under attack", dos.underAttack],
+    ] as const) {
+      console.log(
+        `| ${label} | ${f.callsPerSecond.toFixed(0)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${f.errors} |`,
+      );
+    }
+    console.log(
+      `\nattackers: ${dos.attackers.callsPerSecond.toFixed(0)} calls/s, p50 ${dos.attackers.p50.toFixed(0)} ms, p99 ${dos.attackers.p99.toFixed(0)} ms, ${dos.attackers.errors} errors; p99 ratio under attack / alone: **${(dos.underAttack.p99 / dos.alone.p99).toFixed(2)}×** (target: p99 under attack < 500 ms)`,
+    );
+  }
   for (const workload of ["save", "read", "recall"] as const) {
     if (only && !only.includes(workload)) continue;
     const north = await sdk(workload);

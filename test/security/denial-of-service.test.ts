@@ -1,6 +1,8 @@
 import { connectDatabase, type DatabaseHandle } from "@north/db";
-import { createRateLimiter } from "@north/mcp-server";
+import { createRateLimiter, type ToolDefinition } from "@north/mcp-server";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { createTestApp, type TestApp } from "../support/mcp.ts";
@@ -11,6 +13,13 @@ import { recall } from "../support/memory-tools.ts";
  * timeout, one shared pool. The attacks: a 120,000-word query, a NUL in the query, a statement
  * that would run for seconds, and a batch of calls meant to get past the limiter in one POST.
  */
+
+const READ_ONLY_ANNOTATIONS_FOR_TEST = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
 
 let db: TestDatabase;
 let harness: TestApp;
@@ -53,6 +62,42 @@ describe("one caller cannot hold the pool for everyone", () => {
       const [row] = await pool.client`select current_setting('statement_timeout') as timeout`;
       expect(row?.timeout).toBe("200ms");
     } finally {
+      await pool.close();
+    }
+  });
+
+  it("answers a call cancelled by the statement timeout with a typed refusal, audited, not an internal error", async () => {
+    const pool = connectDatabase(db.appUrl, { max: 2, statementTimeoutMs: 200 });
+    const slowTool = {
+      name: "north__test_slow",
+      title: "Slow tool (test only)",
+      description: "Sleeps in PostgreSQL.",
+      kind: "read",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ ok: z.boolean() }),
+      annotations: READ_ONLY_ANNOTATIONS_FOR_TEST,
+      async handler(_input, ctx) {
+        await ctx.tx.execute(sql`select pg_sleep(5)`);
+        return { structured: { ok: true }, text: "slept", audit: { outcome: "read" } };
+      },
+    } satisfies ToolDefinition<
+      z.ZodObject<Record<string, never>>,
+      z.ZodObject<{ ok: z.ZodBoolean }>
+    >;
+    const slow = createTestApp({
+      db: { ...db, app: pool },
+      capabilities: [{ id: "test-slow", scopes: [], tools: [slowTool], prompts: [], guidance: [] }],
+    });
+    try {
+      const client = await slow.connect(ws.member);
+      const result = await client.callTool({ name: "north__test_slow", arguments: {} });
+      expect(result.isError).toBe(true);
+      expect((result.content as { text: string }[])[0]?.text).toMatch(/^rejected: NORTH_TIMEOUT/);
+      const [audit] = await db.owner.client`
+        select outcome from audit_events where tool = 'north__test_slow' order by occurred_at desc limit 1`;
+      expect(audit?.outcome).toBe("error");
+    } finally {
+      await slow.close();
       await pool.close();
     }
   });

@@ -1,5 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type AuditOutcome, type Database, recordAudit, type Tenant, withTenant } from "@north/db";
+import {
+  type AuditOutcome,
+  type Database,
+  hasSqlState,
+  recordAudit,
+  type Tenant,
+  withTenant,
+} from "@north/db";
 import type { z } from "zod";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
@@ -102,10 +109,17 @@ export async function runTool(
       return result;
     });
   } catch (error) {
-    ctx.logger.error({ requestId, tool: tool.name, ...describeError(error) }, "tool call failed");
+    const timedOut = hasSqlState(error, QUERY_CANCELED);
+    ctx.logger.error(
+      { requestId, tool: tool.name, ...describeError(error) },
+      timedOut ? "tool call hit the statement timeout" : "tool call failed",
+    );
     await withTenant(ctx.db, tenant, (tx) => audit(tx, "error")).catch((auditError) =>
       ctx.logger.error({ requestId, ...describeError(auditError) }, "audit of a failure failed"),
     );
+    // A statement timeout is the caller's call being too expensive, not a server fault: the
+    // transaction rolled back, so say so and what to do, as a typed refusal.
+    if (timedOut) return timeoutRefusal();
     throw new InternalToolError();
   }
   log(outcome.audit.outcome);
@@ -134,4 +148,19 @@ function rateLimited(
   ];
   if (!tool.rateLimitedReceipt) return { isError: true, content };
   return { isError: true, content, structuredContent: tool.rateLimitedReceipt(input, refusal) };
+}
+
+/** SQLSTATE 57014: the statement was cancelled, here by `statement_timeout`. */
+const QUERY_CANCELED = "57014";
+
+function timeoutRefusal(): CallToolResult {
+  return {
+    isError: true,
+    content: [
+      {
+        type: "text",
+        text: "rejected: NORTH_TIMEOUT. The call took longer than the server allows and was cancelled; nothing was saved or changed. Narrow it (fewer, more distinctive search words, a subject) or try again shortly.",
+      },
+    ],
+  };
 }
