@@ -9,16 +9,7 @@
  * an Error object" (oven-sh/bun#41151); the follow-redirects copy inside Vite does exactly that
  * when the Vitest runner loads. Until Bun fixes it, such objects get V8's format from the hook.
  */
-if (process.versions.bun && Error.prepareStackTrace) {
-  const nativePrepare = Error.prepareStackTrace;
-  Error.prepareStackTrace = (error, frames) => {
-    try {
-      return nativePrepare(error, frames);
-    } catch {
-      return [String(error), ...frames.map((frame) => `    at ${frame}`)].join("\n");
-    }
-  };
-}
+import "../../scripts/stryker-bun.mjs";
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {

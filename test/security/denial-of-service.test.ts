@@ -1,5 +1,5 @@
 import { connectDatabase, type DatabaseHandle } from "@north/db";
-import { createRateLimiter, type ToolDefinition } from "@north/mcp-server";
+import { CAPABILITIES, createRateLimiter, type ToolDefinition } from "@north/mcp-server";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -99,6 +99,59 @@ describe("one caller cannot hold the pool for everyone", () => {
     } finally {
       await slow.close();
       await pool.close();
+    }
+  });
+
+  it("keeps one workspace's slow calls to its share of the pool; another workspace's read goes first", async () => {
+    const sleepy = {
+      name: "north__test_sleepy",
+      title: "Sleepy tool (test only)",
+      description: "Sleeps one second in PostgreSQL.",
+      kind: "read",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ ok: z.boolean() }),
+      annotations: READ_ONLY_ANNOTATIONS_FOR_TEST,
+      async handler(_input, ctx) {
+        await ctx.tx.execute(sql`select pg_sleep(1)`);
+        return { structured: { ok: true }, text: "slept", audit: { outcome: "read" } };
+      },
+    } satisfies ToolDefinition<
+      z.ZodObject<Record<string, never>>,
+      z.ZodObject<{ ok: z.ZodBoolean }>
+    >;
+    const gated = createTestApp({
+      db,
+      capabilities: [
+        ...CAPABILITIES,
+        { id: "test-sleepy", scopes: [], tools: [sleepy], prompts: [], guidance: [] },
+      ],
+      tenantConcurrency: { perOrganization: 2, maxWaitMs: 200 },
+    });
+    try {
+      const attacker = await createWorkspace(db.owner.db);
+      const victim = await createWorkspace(db.owner.db);
+      const flood = await Promise.all(
+        Array.from({ length: 6 }, () => gated.connect(attacker.member)),
+      );
+      const reader = await gated.connect(victim.member);
+      const attack = flood.map((c) => c.callTool({ name: "north__test_sleepy", arguments: {} }));
+      const first = await Promise.race([
+        reader.callTool({ name: "north__working_profile", arguments: {} }).then(() => "victim"),
+        ...attack.map((a) => a.then(() => "attacker")),
+      ]);
+      expect(first).toBe("victim");
+      const results = await Promise.all(attack);
+      expect(results.filter((r) => !r.isError)).toHaveLength(2);
+      for (const refused of results.filter((r) => r.isError)) {
+        expect((refused.content as { text: string }[])[0]?.text).toMatch(/NORTH_RATE_LIMITED/);
+      }
+      const [row] = await db.owner.client`
+        select count(*) filter (where outcome = 'read')::int as read,
+               count(*) filter (where outcome = 'rate_limited')::int as limited
+        from audit_events where organization_id = ${attacker.organizationId}`;
+      expect(row).toEqual({ read: 2, limited: 4 });
+    } finally {
+      await gated.close();
     }
   });
 

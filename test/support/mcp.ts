@@ -43,6 +43,7 @@ export interface TestAppOptions {
   recallTokenBudget?: number;
   /** Exact browser origins to accept (NORTH_ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
+  tenantConcurrency?: { perOrganization: number; maxWaitMs: number };
 }
 
 /**
@@ -77,6 +78,7 @@ export function createTestApp(options: TestAppOptions): TestApp {
     embedder: options.embedder,
     recallTokenBudget: options.recallTokenBudget,
     allowedOrigins: options.allowedOrigins,
+    tenantConcurrency: options.tenantConcurrency,
   });
   const tokenFor: TestApp["tokenFor"] = (tenant, opts = {}) => {
     const token = `test_${randomBytes(12).toString("hex")}`;

@@ -13,10 +13,12 @@ import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes } from "./principal.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
+import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
 import { transportGuard } from "./transport-guard.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_TENANT_CONCURRENCY = { perOrganization: 3, maxWaitMs: 5_000 };
 /** Every route but /mcp: console forms, metadata, health. */
 export const MAX_FORM_BODY_BYTES = 64 * 1024;
 
@@ -48,6 +50,11 @@ export interface McpAppDeps {
   embedder?: Embedder;
   /** Token budget for fenced memory blocks; default 1,500. */
   recallTokenBudget?: number;
+  /**
+   * Tool transactions one organisation may run at once on this replica (default 3; keep it
+   * below the pool size), and how long a call over it waits before a rate-limited refusal.
+   */
+  tenantConcurrency?: { perOrganization: number; maxWaitMs: number };
   /**
    * The admin console (`@north/web`), mounted at `/admin` behind the same Host/Origin guard.
    * Passed in by the composition root (the CLI) so this package does not depend on it.
@@ -92,6 +99,7 @@ type Env = { Variables: { requestId: string; principal: Principal } };
 export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   const app = new Hono<Env>();
   const fingerprint = createFingerprinter(deps.auditKey);
+  const gate = createTenantGate(deps.tenantConcurrency ?? DEFAULT_TENANT_CONCURRENCY);
   const now = deps.clock ?? (() => performance.now());
   const metadataUrl = deps.oauth
     ? new URL("/.well-known/oauth-protected-resource", deps.oauth.resourceUrl).toString()
@@ -245,6 +253,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
           capabilities: deps.capabilities,
           embedder: deps.embedder,
           recallTokenBudget: deps.recallTokenBudget,
+          gate,
         },
         { requestId: c.get("requestId") },
       );

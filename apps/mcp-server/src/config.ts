@@ -61,6 +61,9 @@ export const configSchema = z.object({
     "statement timeout of every app-role statement, so one caller cannot hold the pool",
   ),
   NORTH_DB_POOL_MAX: positiveInt(10).describe("connections in the app-role pool of one replica"),
+  NORTH_TENANT_CONCURRENCY: positiveInt(3).describe(
+    "tool transactions one organisation may run at once per replica; keep below the pool size",
+  ),
   LOG_LEVEL: z.string().default("info"),
 });
 

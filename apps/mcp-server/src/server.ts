@@ -23,6 +23,7 @@ import {
 import type { RateLimiter } from "./limiter.ts";
 import type { Logger } from "./logger.ts";
 import type { Principal } from "./principal.ts";
+import type { TenantGate } from "./tenant-gate.ts";
 import type {
   Capability,
   Embedder,
@@ -55,6 +56,8 @@ export interface ServerDeps {
   embedder?: Embedder;
   /** Token budget for fenced memory blocks (recall, briefing). */
   recallTokenBudget?: number;
+  /** Per-organisation concurrency shared by every request of this replica (HTTP). */
+  gate?: TenantGate;
 }
 
 export const DEFAULT_RECALL_TOKEN_BUDGET = 1_500;
@@ -197,6 +200,7 @@ export function createMcpServer(
         runId: request.runId ?? `request:${requestId}`,
         embedder: deps.embedder,
         recallTokenBudget: deps.recallTokenBudget ?? DEFAULT_RECALL_TOKEN_BUDGET,
+        gate: deps.gate,
       });
     } catch (error) {
       if (!(error instanceof InternalToolError)) {

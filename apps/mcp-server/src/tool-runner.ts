@@ -11,6 +11,7 @@ import type { z } from "zod";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import type { Principal } from "./principal.ts";
+import type { TenantGate } from "./tenant-gate.ts";
 import type {
   Embedder,
   Fingerprinter,
@@ -30,6 +31,8 @@ export interface RunContext {
   runId: string;
   embedder?: Embedder;
   recallTokenBudget: number;
+  /** Per-organisation concurrency on this replica; absent (stdio), no gate. */
+  gate?: TenantGate;
 }
 
 /** Raised when a handler fails for a reason that is ours, not the caller's. */
@@ -93,21 +96,35 @@ export async function runTool(
 
   let outcome: ToolOutcome<unknown>;
   try {
-    outcome = await withTenant(ctx.db, tenant, async (tx) => {
-      const result = await tool.handler(input, {
-        tx,
-        principal,
-        tenant,
-        requestId,
-        runId: ctx.runId,
-        logger: ctx.logger,
-        fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
-        embedder: ctx.embedder,
-        recallTokenBudget: ctx.recallTokenBudget,
+    const transaction = () =>
+      withTenant(ctx.db, tenant, async (tx) => {
+        const result = await tool.handler(input, {
+          tx,
+          principal,
+          tenant,
+          requestId,
+          runId: ctx.runId,
+          logger: ctx.logger,
+          fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
+          embedder: ctx.embedder,
+          recallTokenBudget: ctx.recallTokenBudget,
+        });
+        await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);
+        return result;
       });
-      await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);
-      return result;
-    });
+    if (ctx.gate) {
+      const gated = await ctx.gate.run(tenant.organizationId, transaction);
+      if (!gated.ok) {
+        // This workspace already runs its share of the pool: refuse, as a limiter would.
+        const target = tool.auditTarget?.(input);
+        await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));
+        log("rate_limited");
+        return rateLimited(tool, input, 1);
+      }
+      outcome = gated.value;
+    } else {
+      outcome = await transaction();
+    }
   } catch (error) {
     const timedOut = hasSqlState(error, QUERY_CANCELED);
     ctx.logger.error(

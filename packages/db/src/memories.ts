@@ -89,6 +89,12 @@ export interface RecalledMemory {
   expiresAt: Date;
 }
 
+/**
+ * How many of the newest full-text matches are ranked. A match older than the newest 200 is
+ * still found by a narrower query or a subject, not by a broad one (decision 016).
+ */
+export const FULLTEXT_CANDIDATES = 200;
+
 export interface RecallParams {
   organizationId: string;
   query?: string;
@@ -147,11 +153,29 @@ export async function recallMemories(
   } else if (query) {
     mode = "fulltext";
     const tsquery = sql`websearch_to_tsquery('simple'::regconfig, ${query})`;
-    rows = await tx
-      .select(recallColumns)
+    // Rank a bounded candidate set — the newest FULLTEXT_CANDIDATES matches — never every match,
+    // so a broad query costs the same at 10,000 memories as at a million (decision 016).
+    const candidates = tx
+      .select({ ...recallColumns, search: memories.search })
       .from(memories)
       .where(and(...live, sql`${memories.search} @@ ${tsquery}`))
-      .orderBy(desc(sql`ts_rank(${memories.search}, ${tsquery})`), desc(memories.createdAt))
+      .orderBy(desc(memories.createdAt))
+      .limit(FULLTEXT_CANDIDATES)
+      .as("candidates");
+    rows = await tx
+      .select({
+        id: candidates.id,
+        kind: candidates.kind,
+        origin: candidates.origin,
+        body: candidates.body,
+        subjectType: candidates.subjectType,
+        subjectId: candidates.subjectId,
+        authorId: candidates.authorId,
+        createdAt: candidates.createdAt,
+        expiresAt: candidates.expiresAt,
+      })
+      .from(candidates)
+      .orderBy(desc(sql`ts_rank(${candidates.search}, ${tsquery})`), desc(candidates.createdAt))
       .limit(params.limit);
   } else {
     mode = "recency";

@@ -120,6 +120,10 @@ export async function serveHttp(
     allowedHosts,
     allowedOrigins: config.NORTH_ALLOWED_ORIGINS ?? [],
     recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
+    tenantConcurrency: {
+      perOrganization: Math.min(config.NORTH_TENANT_CONCURRENCY, config.NORTH_DB_POOL_MAX),
+      maxWaitMs: config.NORTH_STATEMENT_TIMEOUT_MS,
+    },
   });
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
