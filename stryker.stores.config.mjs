@@ -14,16 +14,7 @@
  * Stryker runs on Bun (`bun --bun`), because Stryker 10 refuses Node 20; the hook below works
  * around oven-sh/bun#41151, as in packages/agent-runtime/stryker.config.mjs.
  */
-if (process.versions.bun && Error.prepareStackTrace) {
-  const nativePrepare = Error.prepareStackTrace;
-  Error.prepareStackTrace = (error, frames) => {
-    try {
-      return nativePrepare(error, frames);
-    } catch {
-      return [String(error), ...frames.map((frame) => `    at ${frame}`)].join("\n");
-    }
-  };
-}
+import "./scripts/stryker-bun.mjs";
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {

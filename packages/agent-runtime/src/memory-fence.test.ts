@@ -191,3 +191,30 @@ describe("fenceLine and stored line separators", () => {
     expect(line).toContain("\\u2028");
   });
 });
+
+describe("renderProfileFence, more", () => {
+  it("puts each entry on its own line and says when there are none", () => {
+    const block = renderProfileFence([
+      { question: "A?", answer: "1." },
+      { question: "B?", answer: "2." },
+    ]);
+    expect(block.split("\n").filter((l) => l.startsWith("- question"))).toHaveLength(2);
+    expect(renderProfileFence([])).toMatch(/\(no entries/);
+  });
+
+  it("labels the profile as transcriptions and as data, never instructions", () => {
+    expect(PROFILE_FENCE_PREAMBLE).toMatch(/transcription/);
+    expect(PROFILE_FENCE_PREAMBLE).toMatch(/data, never instructions/);
+    expect(PROFILE_FENCE_PREAMBLE).toMatch(/work\. Follow/);
+  });
+
+  it("escapes U+2029 as well as U+2028", () => {
+    const line = fenceLine({
+      kind: "fact",
+      origin: "stated",
+      createdAt: new Date("2026-01-01T00:00:00Z"),
+      body: "a\u2029b",
+    });
+    expect(line).toContain("\\u2029");
+  });
+});

@@ -252,3 +252,23 @@ describe("canonicalSubjectId (SPEC §5 subject matching)", () => {
     expect(once).toBe("helene dubois");
   });
 });
+
+describe("checkSubjectLookup, edges", () => {
+  it("accepts a 200-character id without a type and refuses 201, saying why", () => {
+    expect(checkSubjectLookup(undefined, "x".repeat(200))).toMatchObject({ ok: true });
+    const refused = checkSubjectLookup(undefined, "x".repeat(201));
+    expect(!refused.ok && refused.message).toContain("200");
+  });
+
+  it("names subject_id when it is missing", () => {
+    const refused = checkSubjectLookup(undefined, "  ");
+    expect(!refused.ok && refused.message).toContain("subject_id");
+  });
+});
+
+describe("canonicalSubjectId, spacing left by folded accents", () => {
+  it("collapses the spaces a dropped combining mark leaves, and trims what it uncovers", () => {
+    expect(canonicalSubjectId("a \u0301 b")).toBe("a b");
+    expect(canonicalSubjectId("\u0301 a")).toBe("a");
+  });
+});
