@@ -7,6 +7,8 @@ import {
   purgeExpiredMemories,
   type RememberParams,
   recallMemories,
+  reclaimErasedSpace,
+  rekeySubjectFingerprints,
   rememberMemory,
   type Tenant,
   withTenant,
@@ -546,5 +548,44 @@ describe("the store on its own, below the tools", () => {
     const refused = await forgetById(member, id);
     expect(refused).toMatchObject({ outcome: "rejected", code: "NORTH_FORBIDDEN" });
     expect(refused.outcome === "rejected" && refused.message).toMatch(/\S/);
+  });
+
+  it("re-keys only the fingerprints that changed, keeps tombstones' and counts both", async () => {
+    const ws = await workspace();
+    const stale = "0".repeat(64);
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at,
+                            subject_type, subject_id, subject_fingerprint)
+      values (${ws.organizationId}, ${ws.member.userId}, 'observation', 'stated', 'Stale key.',
+              'rekey', now() + interval '1 day', 'client', 'Rekey Corp', ${stale}),
+             (${ws.organizationId}, ${ws.member.userId}, 'observation', 'stated', 'Fresh key.',
+              'rekey', now() + interval '1 day', 'client', 'Rekey Corp',
+              ${fingerprint(subjectKey({ id: "Rekey Corp" }))})`;
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at,
+                            subject_type, subject_id, subject_fingerprint, forgotten_at, forgotten_by)
+      values (${ws.organizationId}, ${ws.member.userId}, 'observation', 'stated', null, 'rekey',
+              now() + interval '1 day', 'client', null, ${stale}, now(), ${ws.member.userId})`;
+    const result = await rekeySubjectFingerprints(db.owner.db, fingerprint);
+    expect(result.rekeyed).toBeGreaterThanOrEqual(1);
+    expect(result.tombstonesKept).toBeGreaterThanOrEqual(1);
+    const rows = await db.owner.client`
+      select subject_fingerprint as fp from memories where run_id = 'rekey' and subject_id is not null`;
+    expect(new Set(rows.map((r) => r.fp))).toEqual(new Set([fingerprint("rekey corp")]));
+    expect((await rekeySubjectFingerprints(db.owner.db, fingerprint)).rekeyed).toBe(0);
+  });
+
+  it("reclaims space with VACUUM, and with VACUUM FULL when asked, reporting what ran", async () => {
+    expect(await reclaimErasedSpace(db.owner.client, { full: false })).toEqual({
+      ran: ["vacuum", "checkpoint", "wal switch"],
+      skipped: [],
+    });
+    const full = await reclaimErasedSpace(db.owner.client, { full: true });
+    expect(full.ran[0]).toBe("vacuum full");
+    // The app role owns nothing: it may run none of the steps, and is told so.
+    expect(await reclaimErasedSpace(db.app.client, { full: false })).toEqual({
+      ran: [],
+      skipped: ["vacuum", "checkpoint", "wal switch"],
+    });
   });
 });
