@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { describe, expect, it } from "vitest";
 import { createWorkspace } from "../support/fixtures.ts";
-import { createTestApp, type TestApp } from "../support/mcp.ts";
+import { useTestApp } from "../support/mcp.ts";
 import { forget, remember } from "../support/memory-tools.ts";
 import { northJson } from "../support/processes.ts";
 
@@ -15,17 +14,7 @@ import { northJson } from "../support/processes.ts";
  * replicas) is documented in docs/security.md with the operator's steps.
  */
 
-let db: TestDatabase;
-let harness: TestApp;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
-});
+const { db, harness } = useTestApp();
 
 /** Every file of the memories table, its TOAST table and its indexes, read as bytes. */
 async function memoryFiles(): Promise<Buffer[]> {

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { describe, expect, it } from "vitest";
 import { createWorkspace } from "../support/fixtures.ts";
-import { createTestApp, type TestApp } from "../support/mcp.ts";
+import { useTestApp } from "../support/mcp.ts";
 import { forget, held, remember } from "../support/memory-tools.ts";
 
 /**
@@ -11,17 +10,7 @@ import { forget, held, remember } from "../support/memory-tools.ts";
  * member forgets what they wrote; the receipt says what remains.
  */
 
-let db: TestDatabase;
-let harness: TestApp;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
-});
+const { db, harness } = useTestApp();
 
 const SUBJECT = { subject_type: "client", subject_id: "Acme SAS" };
 const observation = (body: string) =>

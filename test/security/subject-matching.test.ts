@@ -1,8 +1,7 @@
 import { createFingerprinter } from "@north/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { describe, expect, it } from "vitest";
 import { createWorkspace } from "../support/fixtures.ts";
-import { createTestApp, TEST_AUDIT_KEY, type TestApp } from "../support/mcp.ts";
+import { TEST_AUDIT_KEY, useTestApp } from "../support/mcp.ts";
 import { forget, held, recall, remember } from "../support/memory-tools.ts";
 import { northJson } from "../support/processes.ts";
 
@@ -13,17 +12,7 @@ import { northJson } from "../support/processes.ts";
  * carries fingerprints written before over to the canonical form.
  */
 
-let db: TestDatabase;
-let harness: TestApp;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
-});
+const { db, harness } = useTestApp();
 
 describe("subjects match on their canonical form", () => {
   it("finds client Hélène Dubois as 'helene  DUBOIS', with or without the type", async () => {

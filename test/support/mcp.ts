@@ -13,7 +13,8 @@ import {
   type RateLimiter,
   type Scope,
 } from "@north/mcp-server";
-import type { TestDatabase } from "./database.ts";
+import { afterAll, beforeAll } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
 
 export const ALL_SCOPES: Scope[] = ["profile:write", "memory:read", "memory:write", "admin"];
 export const TEST_AUDIT_KEY = "test-audit-key-for-north-suites";
@@ -118,4 +119,40 @@ export function createTestApp(options: TestAppOptions): TestApp {
       if (!options.limiter) await limiter.close();
     },
   };
+}
+
+/**
+ * The preamble of most suites, once: a fresh database and the real app for this file, created
+ * before its tests and closed and dropped after them. The returned `db` and `harness` forward
+ * to the live objects, so a suite can destructure them at the top of the file.
+ */
+export function useTestApp(options: Omit<TestAppOptions, "db"> = {}): {
+  db: TestDatabase;
+  harness: TestApp;
+} {
+  let db: TestDatabase | undefined;
+  let harness: TestApp | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    harness = createTestApp({ ...options, db });
+  });
+  afterAll(async () => {
+    await harness?.close();
+    await db?.drop();
+  });
+  return {
+    db: forwardTo(() => db, "db"),
+    harness: forwardTo(() => harness, "harness"),
+  };
+}
+
+function forwardTo<T extends object>(current: () => T | undefined, name: string): T {
+  return new Proxy({} as T, {
+    get(_target, key) {
+      const live = current();
+      if (!live) throw new Error(`${name} is used before beforeAll created it`);
+      const value = Reflect.get(live, key);
+      return typeof value === "function" ? value.bind(live) : value;
+    },
+  });
 }
