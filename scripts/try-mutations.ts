@@ -25,7 +25,7 @@
  *   --write-doc          regenerate the per-check table in docs/acceptance.md (whole catalogue)
  *   --dry-run            only check that every `find` occurs exactly once; run nothing
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import path from "node:path";
@@ -504,9 +504,10 @@ function writeDoc(
         .filter((f, i, all) => all.indexOf(f) === i)
         .map((f) => `\`${f}\``)
         .join(" + ");
+      const edits = also.length > 0 ? ` (${also.length + 1} edits)` : "";
       return {
         check: e.check,
-        mutation: `${where}: ${e.mutation.why}`,
+        mutation: `${where}${edits}: ${e.mutation.why}`,
         result: outcome(results.get(e)),
       };
     }),
@@ -544,6 +545,16 @@ function writeDoc(
       ? doc.slice(0, begin) + section + doc.slice(end + DOC_END.length)
       : `${doc.trimEnd()}\n\n${section}\n`;
   writeFileSync(DOC, next);
+  // The repository's formatter owns markdown tables' alignment; `bun run lint` checks it.
+  const biome = spawnSync(
+    path.join(ROOT, "node_modules", ".bin", "biome"),
+    ["format", "--write", DOC],
+    {
+      cwd: ROOT,
+      encoding: "utf8",
+    },
+  );
+  if (biome.status !== 0) process.stdout.write(`biome format failed:\n${biome.stderr}\n`);
   process.stdout.write(`wrote the per-check table to ${path.relative(ROOT, DOC)}\n`);
 }
 
