@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -201,6 +202,8 @@ describe("working_profile_answers_for_admin", () => {
                        set_config('north.user_id', ${a.member.userId}, true)`;
       await sql`create temp table members (organization_id uuid, user_id uuid, role text, email text) on commit drop`;
       await sql`insert into members values (${a.organizationId}, ${a.member.userId}, 'manager', 'x')`;
+      // Readable by the function's owner, so only its qualified names keep it out.
+      await sql`grant select on members to public`;
       return sql
         .savepoint(
           (sp) =>
@@ -271,17 +274,20 @@ describe("provisioning (case 18)", () => {
     expect(await dumpSecurityState(db.owner.client, db.loginUser)).toEqual(first);
   });
 
-  it("lets two concurrent runs both succeed with the same result", async () => {
+  it("lets four concurrent runs all succeed with the same result", async () => {
     const db = await fresh();
     await migrateDatabase(db.ownerUrl);
-    const options = { loginUser: db.loginUser, loginPassword: loginPassword() };
-    await Promise.all([
-      provisionDatabase(db.ownerUrl, options),
-      provisionDatabase(db.ownerUrl, options),
-    ]);
-    const state = await dumpSecurityState(db.owner.client, db.loginUser);
-    await provisionDatabase(db.ownerUrl, options);
-    expect(await dumpSecurityState(db.owner.client, db.loginUser)).toEqual(state);
+    // A login role that does not exist yet, so the runs reach CREATE ROLE at the same time.
+    const loginUser = `north_app_${randomBytes(4).toString("hex")}`;
+    const options = { loginUser, loginPassword: loginPassword() };
+    try {
+      await Promise.all(Array.from({ length: 4 }, () => provisionDatabase(db.ownerUrl, options)));
+      const state = await dumpSecurityState(db.owner.client, loginUser);
+      await provisionDatabase(db.ownerUrl, options);
+      expect(await dumpSecurityState(db.owner.client, loginUser)).toEqual(state);
+    } finally {
+      await db.owner.client.unsafe(`DROP ROLE IF EXISTS ${loginUser}`);
+    }
   });
 
   it("lets two concurrent migrations both succeed and apply each migration once", async () => {
@@ -367,6 +373,8 @@ describe("provisioning (case 18)", () => {
     });
 
     it("carries old rows across and keeps accepting old-shape inserts, read with the fallback", async () => {
+      // Upgrades here too (a no-op after the case above), so the case also runs on its own.
+      await installFresh(db);
       await db.app.client.begin(async (sql) => {
         await sql`select set_config('north.organization_id', ${ws.organizationId}, true),
                          set_config('north.user_id', ${ws.member.userId}, true)`;

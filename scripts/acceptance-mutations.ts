@@ -1,0 +1,1198 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote source code, whose `${…}` must stay literal.
+/**
+ * For each check (one `it`, or one `it.each`) of the acceptance and integration suites, a
+ * mutation of product code that turns it red — the kind of change a careless developer makes.
+ * `bun run test:acceptance-mutations` (scripts/try-mutations.ts) tries every entry and writes the
+ * per-check table of docs/acceptance.md from the results.
+ *
+ * - `check.name` is the test's full name as vitest reports it: describe titles and the test
+ *   title joined by spaces; for an `it.each`, one of its cases (the one the mutation targets).
+ * - `find` must occur exactly once in `file` (checked before every try): when code moves or a
+ *   column is renamed, the entry fails loudly until it is updated.
+ * - `also` holds further edits of the same change, for checks that pin two layers at once
+ *   (a grant and a policy, a schema and a handler): breaking one layer alone leaves them green.
+ * - Product code only: apps/, packages/ and the migrations in drizzle/ — never a test.
+ */
+
+export interface Check {
+  /** Test file, from the repository root. */
+  file: string;
+  /** Full test name: describe titles + test title, space-separated, exactly as vitest reports. */
+  name: string;
+}
+
+export interface Edit {
+  /** Product file, from the repository root. */
+  file: string;
+  /** Exact text; must occur exactly once in the file. */
+  find: string;
+  replace: string;
+}
+
+export interface Mutation extends Edit {
+  /** One line: what the careless change is. */
+  why: string;
+  /** Further edits belonging to the same change. */
+  also?: readonly Edit[];
+}
+
+export interface Entry {
+  check: Check;
+  mutation: Mutation;
+}
+
+/** A check no sensible product mutation turns red, and why (a weak test: say so). */
+export interface NoMutation {
+  check: Check;
+  reason: string;
+}
+
+/** Every suite whose checks must each have an entry (or a reason in {@link NO_MUTATION}). */
+export const SUITES: readonly string[] = [
+  "test/working-profile.acceptance.test.ts",
+  "test/memory.acceptance.test.ts",
+  "test/contract.test.ts",
+  "test/limiter-and-audit.test.ts",
+  "test/transport.test.ts",
+  "packages/db/src/working-profile.integration.test.ts",
+  "packages/db/src/rls.integration.test.ts",
+  "packages/db/src/provision.integration.test.ts",
+];
+
+const WP_ACCEPTANCE = "test/working-profile.acceptance.test.ts";
+const MEMORY = "test/memory.acceptance.test.ts";
+const CONTRACT = "test/contract.test.ts";
+const LIMITER = "test/limiter-and-audit.test.ts";
+const TRANSPORT = "test/transport.test.ts";
+const WP_STORE = "packages/db/src/working-profile.integration.test.ts";
+const RLS = "packages/db/src/rls.integration.test.ts";
+const PROVISION = "packages/db/src/provision.integration.test.ts";
+
+const STORE = "packages/db/src/working-profile.ts";
+const MEMORY_STORE = "packages/db/src/memories.ts";
+const PROVISIONING = "packages/db/src/provision.ts";
+const DEFINERS = "packages/db/src/definer-functions.ts";
+const INITIAL_MIGRATION = "drizzle/0001_initial.sql";
+const QUESTION_TEXT_MIGRATION = "drizzle/0002_question_text.sql";
+const MEMORY_MIGRATION = "drizzle/0004_memories.sql";
+const APP = "apps/mcp-server/src/app.ts";
+const SERVER = "apps/mcp-server/src/server.ts";
+const RUNNER = "apps/mcp-server/src/tool-runner.ts";
+const SAVE_TOOL = "apps/mcp-server/src/capabilities/working-profile/save.ts";
+const READ_TOOL = "apps/mcp-server/src/capabilities/working-profile/read.ts";
+const GUARD = "apps/mcp-server/src/transport-guard.ts";
+const CAPABILITIES = "apps/mcp-server/src/capabilities/index.ts";
+const PROFILE_VIEW = "packages/agent-runtime/src/profile-view.ts";
+const QUESTION_ID = "packages/agent-runtime/src/question-id.ts";
+const BOUNDS = "packages/agent-runtime/src/bounds.ts";
+const SANITIZE = "packages/agent-runtime/src/sanitize.ts";
+const MEMORY_RULES = "packages/agent-runtime/src/memory-rules.ts";
+const FENCE = "packages/agent-runtime/src/memory-fence.ts";
+const ONBOARDING = "packages/agent-runtime/src/onboarding.ts";
+
+const acceptance = (title: string): Check => ({
+  file: WP_ACCEPTANCE,
+  name: `SPEC §9 acceptance through the tools ${title}`,
+});
+const memory = (describe: string, title: string): Check => ({
+  file: MEMORY,
+  name: `${describe} ${title}`,
+});
+const contract = (describe: string, title: string): Check => ({
+  file: CONTRACT,
+  name: `${describe} ${title}`,
+});
+const transport = (title: string): Check => ({
+  file: TRANSPORT,
+  name: `transport safety ${title}`,
+});
+const store = (describe: string, title: string): Check => ({
+  file: WP_STORE,
+  name: `${describe} ${title}`,
+});
+const rls = (title: string): Check => ({
+  file: RLS,
+  name: `row-level security matrix for the app login role ${title}`,
+});
+const provision = (describe: string, title: string): Check => ({
+  file: PROVISION,
+  name: `${describe} ${title}`,
+});
+
+const STATE_TABLE = "saveAnswer: the SPEC §4 state table";
+const IDS = "question ids (cases 9, 10, 17)";
+const ADMIN_FN = "working_profile_answers_for_admin";
+const LOGIN = "the app login role";
+const PROVISIONING_18 = "provisioning (case 18)";
+const UPGRADE = `${PROVISIONING_18} upgrading a database from before question text was recorded`;
+
+/** The tenant settings as the policies read them. */
+const ORG_SETTING = "nullif(current_setting('north.organization_id', true), '')::uuid";
+const USER_SETTING = "nullif(current_setting('north.user_id', true), '')::uuid";
+
+export const MUTATIONS: readonly Entry[] = [
+  // ---------------------------------------------------------------- working profile, through the tools
+  {
+    check: acceptance("1. shows suggestions on an empty profile and keeps the model's own wording"),
+    mutation: {
+      file: PROFILE_VIEW,
+      find: "if (recorded !== null) return",
+      replace: "if (recorded !== null && !findBankQuestion(questionId)) return",
+      why: "a bank id reads with the bank's wording instead of the words the model recorded",
+    },
+  },
+  {
+    check: acceptance(
+      "2. returns three rows plus the remaining suggestions, then four rows after a save",
+    ),
+    mutation: {
+      file: PROFILE_VIEW,
+      find: "!answered.has(entry.id)",
+      replace: "!answered.has(entry.wording[locale])",
+      why: "suggestions filtered by wording instead of id, so reworded answers never drop out",
+    },
+  },
+  {
+    check: acceptance("3. keeps a custom question in the profile, out of the suggestions"),
+    mutation: {
+      file: PROFILE_VIEW,
+      find: "QUESTION_BANK.filter((entry) => !answered.has(entry.id))",
+      replace: "QUESTION_BANK.slice(answered.size)",
+      why: "suggestions skip one bank question per saved answer, custom ones included",
+    },
+  },
+  {
+    check: acceptance("4. drops answered bank ids from suggestions and never reports completion"),
+    mutation: {
+      file: READ_TOOL,
+      find: "structured: { entries, suggested_questions: suggested },",
+      replace:
+        "structured: { entries, suggested_questions: suggested, complete: suggested.length === 0 },",
+      why: "the 'next' view reports a completion flag once the bank is answered",
+    },
+  },
+  {
+    check: acceptance(
+      "5. corrects v1 to v2, then refuses a stale correction and leaves the row alone",
+    ),
+    mutation: {
+      file: STORE,
+      find: "          eq(answers.version, expected),\n",
+      replace: "",
+      why: "drop the expected-version check from the correcting UPDATE",
+    },
+  },
+  {
+    check: acceptance("6. saves an identical answer twice as one row, one version, and a noop"),
+    mutation: {
+      file: SAVE_TOOL,
+      find: 'isError: receipt.outcome === "rejected" || receipt.outcome === "conflict",',
+      replace: 'isError: receipt.outcome !== "created" && receipt.outcome !== "updated",',
+      why: "a noop receipt is flagged as an error",
+    },
+  },
+  {
+    check: acceptance(
+      "7. shows nothing of one lawyer's rows to a colleague or another organization",
+    ),
+    mutation: {
+      file: STORE,
+      find: "        eq(answers.ownerId, params.owner.userId),\n      ),\n    )\n    .orderBy(",
+      replace: "      ),\n    )\n    .orderBy(",
+      why: "read the organization's rows, not the owner's: owner filter dropped from the read and from the select policy",
+      also: [
+        {
+          file: INITIAL_MIGRATION,
+          find: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING} and owner_id = ${USER_SETTING});`,
+          replace: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING});`,
+        },
+      ],
+    },
+  },
+  {
+    check: acceptance("9. keeps the same question under ctx-a, ctx-b and no id as three rows"),
+    mutation: {
+      file: SAVE_TOOL,
+      find: "      questionId: input.question_id,\n",
+      replace: "",
+      why: "the save tool forgets to pass question_id on: every save is keyed by its question",
+    },
+  },
+  {
+    check: acceptance(
+      "10. follows the id rules: conflicts, question-only updates, auto ids, owners",
+    ),
+    mutation: {
+      file: STORE,
+      find: 'if (kind !== "caller-auto") {',
+      replace: "{",
+      why: "let a caller-sent auto: id insert a row",
+    },
+  },
+  {
+    check: acceptance("11. rejects an expected version for an absent id and creates nothing"),
+    mutation: {
+      file: STORE,
+      find: '  if (settled) return settled;\n  return {\n    outcome: "rejected",\n    code: "NORTH_TARGET_MISSING",',
+      replace:
+        '  if (settled) return settled;\n  const [made] = await tx\n    .insert(answers)\n    .values({ organizationId, ownerId: userId, questionId, ...pair })\n    .onConflictDoNothing()\n    .returning({ version: answers.version });\n  if (made) return { outcome: "created", questionId, answerVersion: made.version };\n  return {\n    outcome: "rejected",\n    code: "NORTH_TARGET_MISSING",',
+      why: "insert when the correcting UPDATE finds no row",
+    },
+  },
+  {
+    check: acceptance("12. resolves concurrent saves: one create, one winning correction"),
+    mutation: {
+      file: STORE,
+      find: "        .onConflictDoNothing()\n        .returning({ version: answers.version });\n      if (created)",
+      replace: "        .returning({ version: answers.version });\n      if (created)",
+      why: "a plain INSERT without ON CONFLICT: parallel identical creates hit the primary key",
+    },
+  },
+  {
+    check: acceptance("13. answers lost-response retries with the same id, version and timestamps"),
+    mutation: {
+      file: STORE,
+      find: "        .onConflictDoNothing()\n        .returning({ version: answers.version });\n      if (created)",
+      replace:
+        "        .onConflictDoUpdate({\n          target: [answers.organizationId, answers.ownerId, answers.questionId],\n          set: { updatedAt: sql`now()` },\n        })\n        .returning({ version: answers.version });\n      if (created)",
+      why: "an upsert that touches updated_at on a repeated create",
+    },
+  },
+  {
+    check: acceptance("15. reads legacy rows with bank wording or the label, and 101 rows in full"),
+    mutation: {
+      file: STORE,
+      find: ".orderBy(answers.createdAt, answers.questionId);",
+      replace: ".orderBy(answers.createdAt, answers.questionId)\n    .limit(100);",
+      why: "put a LIMIT 100 on the profile read",
+    },
+  },
+  {
+    check: acceptance("17. enforces the bounds with receipts and writes no row for a refusal"),
+    mutation: {
+      file: BOUNDS,
+      find: "if (length > QUESTION_MAX_CHARS) {",
+      replace: "if (length >= QUESTION_MAX_CHARS) {",
+      why: "off by one: a 500-character question is refused",
+    },
+  },
+  {
+    check: acceptance("fails schema validation before the handler for a missing required field"),
+    mutation: {
+      file: SERVER,
+      find: "const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});",
+      replace: "const parsed = tool.inputSchema.partial().safeParse(call.params.arguments ?? {});",
+      why: "validate arguments with every field optional, so a missing one reaches the handler",
+    },
+  },
+  {
+    check: acceptance("never takes identity from input: an organization or owner field is ignored"),
+    mutation: {
+      file: SAVE_TOOL,
+      find: "      owner: ctx.tenant,\n",
+      replace:
+        "      owner: {\n        organizationId: input.organization_id ?? ctx.tenant.organizationId,\n        userId: input.owner_id ?? ctx.tenant.userId,\n      },\n",
+      why: "accept organization_id/owner_id in the input (schema passthrough) and save as them",
+      also: [
+        {
+          file: SAVE_TOOL,
+          find: "const inputSchema = z.object({",
+          replace: "const inputSchema = z.looseObject({",
+        },
+      ],
+    },
+  },
+
+  // ---------------------------------------------------------------- memory
+  {
+    check: memory(
+      "20. the memory store",
+      "refuses an observation, or a fact about a person, without a full subject",
+    ),
+    mutation: {
+      file: MEMORY_RULES,
+      find: 'return kind === "observation" ? required : { ok: true, value: null };',
+      replace: "return { ok: true, value: null };",
+      why: "an observation without a subject is stored without one",
+    },
+  },
+  {
+    check: memory("20. the memory store", "states which recall mode ran"),
+    mutation: {
+      file: "apps/mcp-server/src/capabilities/memory/recall.ts",
+      find: "const queryEmbedding = query && ctx.embedder ? await embedOne(ctx.embedder, query) : undefined;",
+      replace: "const queryEmbedding = undefined;",
+      why: "never embed the query: with an embedder, recall silently runs full-text",
+    },
+  },
+  {
+    check: memory(
+      "20. the memory store",
+      "lists everything held about a subject with provenance, and forgets it leaving tombstones",
+    ),
+    mutation: {
+      file: MEMORY_RULES,
+      find: "sanitizeLine(subject.id).toLowerCase()",
+      replace: "sanitizeLine(subject.id)",
+      why: "the subject key is case-sensitive: 'ACME SAS' finds nothing held about 'Acme SAS'",
+    },
+  },
+  {
+    check: memory(
+      "20. the memory store",
+      "never recalls an expired memory, lists it as expired until purged, and purges its body",
+    ),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "    gt(memories.expiresAt, sql`now()`),\n",
+      replace: "",
+      why: "recall without `expires_at > now()`",
+    },
+  },
+  {
+    check: memory(
+      "20. the memory store",
+      "fences recalled memories with origin, date and the pinned sentence",
+    ),
+    mutation: {
+      file: FENCE,
+      find: "  MEMORY_NOT_A_REASON,\n",
+      replace: "",
+      why: "leave the pinned sentence out of the fence preamble",
+    },
+  },
+  {
+    check: memory(
+      "isolation",
+      "shares memories with every member of the organization and no other organization",
+    ),
+    mutation: {
+      file: MEMORY_MIGRATION,
+      find: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING});`,
+      replace: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING} and author_id = ${USER_SETTING});`,
+      why: "memories copied the profile's owner-only select policy: colleagues see nothing",
+    },
+  },
+  {
+    check: memory("isolation", "lets only the author or a manager forget a memory"),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "isManager ? sql`true` : eq(memories.authorId, requester.userId)",
+      replace: "sql`true`",
+      why: "any member may forget anyone's memory",
+    },
+  },
+  {
+    check: memory(
+      "erasure",
+      "removes a forgotten body from the database for every role, dump included",
+    ),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "      body: null,\n      subjectId: null,\n",
+      replace: "      body: null,\n",
+      why: "forgetting keeps the subject's name in the tombstone",
+    },
+  },
+  {
+    check: memory("recall", "finds a French memory by a French word"),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "websearch_to_tsquery('simple'::regconfig, ${query})",
+      replace: "websearch_to_tsquery('english'::regconfig, ${query})",
+      why: "full-text queries stemmed as English against a 'simple' index",
+    },
+  },
+  {
+    check: memory("recall", "returns newest first without a query, and respects the limit"),
+    mutation: {
+      file: MEMORY_STORE,
+      find: ".orderBy(desc(memories.createdAt))\n      .limit(params.limit);",
+      replace: ".orderBy(memories.createdAt)\n      .limit(params.limit);",
+      why: "recency recall sorted oldest first",
+    },
+  },
+  {
+    check: memory("recall", "keeps the fenced block within the token budget"),
+    mutation: {
+      file: FENCE,
+      find: "    if (used + cost > options.tokenBudget) break;\n",
+      replace: "",
+      why: "render every recalled memory whatever the token budget",
+    },
+  },
+  {
+    check: memory(
+      "injection",
+      "returns an instruction-like memory only inside the fenced block, labelled with its origin",
+    ),
+    mutation: {
+      file: FENCE,
+      find: ": ${quoted(memory.body)}`;",
+      replace: ': "${memory.body}"`;',
+      why: "quote the body by hand instead of JSON-escaping it: a newline forges a line, a tag closes the fence",
+    },
+  },
+  {
+    check: memory("briefing", "returns the caller's working profile and recent memories, fenced"),
+    mutation: {
+      file: "apps/mcp-server/src/capabilities/memory/briefing.ts",
+      find: 'const profile = ctx.principal.scopes.includes("profile:write")',
+      replace: 'const profile = !ctx.principal.scopes.includes("profile:write")',
+      why: "inverted scope check: the briefing leaves out the profile of those who have one",
+    },
+  },
+
+  // ---------------------------------------------------------------- contract
+  {
+    check: contract(
+      "what each kind of principal is offered",
+      "lists the tools and prompts of a 'read-only' principal",
+    ),
+    mutation: {
+      file: CAPABILITIES,
+      find: "return all.filter((capability) => hasScopes(principal, capability.scopes));",
+      replace: "return [...all];",
+      why: "list every capability regardless of scopes",
+    },
+  },
+  {
+    check: contract(
+      "what each kind of principal is offered",
+      "8. refuses a read-only principal that calls the profile tools or the prompt anyway",
+    ),
+    mutation: {
+      file: CAPABILITIES,
+      find: '      : method === "prompts/get"\n        ? capability.prompts.some((prompt) => prompt.name === name)\n        : false,',
+      replace: "      : false,",
+      why: "only tools/call is scope-checked before the SDK; prompts/get slips past the 403",
+    },
+  },
+  {
+    check: contract(
+      "what each kind of principal is offered",
+      "answers a call outside the principal's scopes with 403 and an insufficient_scope challenge",
+    ),
+    mutation: {
+      file: APP,
+      find: '          { "WWW-Authenticate": `${challenge}, error="insufficient_scope", scope="${scope}"` },\n',
+      replace: "",
+      why: "a 403 without the insufficient_scope challenge",
+    },
+  },
+  {
+    check: contract(
+      "what each kind of principal is offered",
+      "answers an unknown tool with a JSON-RPC error naming scopes, not a crash",
+    ),
+    mutation: {
+      file: SERVER,
+      find: "    if (!tool) {\n      throw new McpError(",
+      replace: "    if (false) {\n      throw new McpError(",
+      why: "drop the unknown-tool guard: the call crashes on an undefined tool",
+    },
+  },
+  {
+    check: contract(
+      "what each kind of principal is offered",
+      "gives the onboard prompt its title and an optional locale",
+    ),
+    mutation: {
+      file: SERVER,
+      find: "required: !schema.safeParse(undefined).success,",
+      replace: "required: true,",
+      why: "publish every prompt argument as required",
+    },
+  },
+  {
+    check: contract(
+      "server instructions",
+      "name both profile tools and carry the disclosure for a profile writer",
+    ),
+    mutation: {
+      file: ONBOARDING,
+      find: " Before the first save in a conversation, tell the lawyer that ${DISCLOSURE}.`,\n  `Never invent",
+      replace: "`,\n  `Never invent",
+      why: "trim the disclosure from the server guidance",
+    },
+  },
+  {
+    check: contract("server instructions", "imply no completion anywhere the model reads"),
+    mutation: {
+      file: READ_TOOL,
+      find: "\"Only for view 'next': bank questions not answered yet.",
+      replace: "\"Only for view 'next': the remaining bank questions.",
+      why: "describe suggestions as what 'remains' to answer",
+    },
+  },
+  {
+    check: contract(
+      "server instructions",
+      "say nothing about the working profile to a read-only principal",
+    ),
+    mutation: {
+      file: SERVER,
+      find: "  return {\n    instructions: composeInstructions(capabilities),",
+      replace: "  return {\n    instructions: composeInstructions(all),",
+      why: "compose the manifest's instructions from every capability, not the active ones",
+    },
+  },
+  {
+    check: contract("capability ownership", "gives every tool exactly one capability"),
+    mutation: {
+      file: "apps/mcp-server/src/capabilities/memory/index.ts",
+      find: "tools: [briefingTool, recallTool, heldTool],",
+      replace: "tools: [briefingTool, recallTool, heldTool, forgetTool],",
+      why: "offer forget to memory readers too",
+    },
+  },
+  {
+    check: contract("capability ownership", "memory-read's guidance names only tools it owns"),
+    mutation: {
+      file: ONBOARDING,
+      find: "call ${HELD_TOOL} with that subject and show everything it returns.`",
+      replace:
+        "call ${HELD_TOOL} with that subject and show everything it returns; to erase it, call ${FORGET_TOOL}.`",
+      why: "reading guidance tells the model to call the writing capability's forget tool",
+    },
+  },
+  {
+    check: contract(
+      "capability ownership",
+      "catches guidance that names a tool its capability does not own",
+    ),
+    mutation: {
+      file: CAPABILITIES,
+      find: "const own = new Set(capability.tools.map((tool) => tool.name));",
+      replace:
+        "const own = new Set(CAPABILITIES.flatMap((c) => c.tools).map((tool) => tool.name));",
+      why: "check guidance against every known tool instead of the capability's own",
+    },
+  },
+  {
+    check: contract(
+      "published tool schemas",
+      "north__working_profile_answer matches its reviewed snapshot",
+    ),
+    mutation: {
+      file: SAVE_TOOL,
+      find: 'retry_after_s: z.number().int().optional().describe("For NORTH_RATE_LIMITED: seconds to wait."),',
+      replace:
+        'retry_after_s: z.number().optional().describe("For NORTH_RATE_LIMITED: seconds to wait."),',
+      why: "loosen retry_after_s from integer to number in the published output schema",
+    },
+  },
+  {
+    check: contract(
+      "published tool schemas",
+      "marks the read tool read-only and idempotent, and the save tool idempotent and not destructive",
+    ),
+    mutation: {
+      file: SAVE_TOOL,
+      find: "    idempotentHint: true,\n",
+      replace: "    idempotentHint: false,\n",
+      why: "annotate the save tool as not idempotent",
+    },
+  },
+  {
+    check: contract(
+      "published tool schemas",
+      "serves the same manifest at GET /manifest as the model receives over MCP",
+    ),
+    mutation: {
+      file: APP,
+      find: 'c.json(composeManifest(c.get("principal"), deps.capabilities)),',
+      replace:
+        'c.json(composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, deps.capabilities)),',
+      why: "GET /manifest shows every tool whatever the token's scopes",
+    },
+  },
+
+  // ---------------------------------------------------------------- limiter and audit
+  {
+    check: {
+      file: LIMITER,
+      name: "14. the Redis limiter with one write per window refuses the second save with a receipt, writes no row, audits it, and lets it through after the window",
+    },
+    mutation: {
+      file: RUNNER,
+      find: '    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));\n',
+      replace: "",
+      why: "skip the audit row of a rate-limited call",
+    },
+  },
+  {
+    check: {
+      file: LIMITER,
+      name: "16. the audit sentinel keeps question, answer and id text out of audit rows, logs and Redis keys across outcomes",
+    },
+    mutation: {
+      file: RUNNER,
+      find: "        latencyMs: Math.round(ctx.now() - started),\n",
+      replace: "        latencyMs: Math.round(ctx.now() - started),\n        input,\n",
+      why: "log the tool input in the runner",
+    },
+  },
+  {
+    check: {
+      file: LIMITER,
+      name: "every call that reaches a handler is audited exactly once writes one row per read and per save, with the request id",
+    },
+    mutation: {
+      file: RUNNER,
+      find: "      await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);",
+      replace:
+        '      if (tool.kind === "write")\n        await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);',
+      why: "audit writes only, not reads",
+    },
+  },
+
+  // ---------------------------------------------------------------- transport
+  {
+    check: transport("answers an initialize with JSON and no session id (stateless)"),
+    mutation: {
+      file: APP,
+      find: "sessionIdGenerator: undefined,",
+      replace: "sessionIdGenerator: () => randomUUID(),",
+      why: "hand out session ids from a stateless server",
+    },
+  },
+  {
+    check: transport("refuses a foreign Origin with 403, and accepts a local one or none"),
+    mutation: {
+      file: GUARD,
+      find: 'return (url.protocol === "http:" || url.protocol === "https:") && hosts.has(hostname(url.host));',
+      replace: 'return url.protocol === "http:" || url.protocol === "https:";',
+      why: "accept any web origin: the host check on same-host origins is gone",
+    },
+  },
+  {
+    check: transport("refuses an unknown Host with 403 (DNS rebinding)"),
+    mutation: {
+      file: GUARD,
+      find: "if (!host || !hosts.has(hostname(host))) {",
+      replace: "if (!host) {",
+      why: "require a Host header but accept any host",
+    },
+  },
+  {
+    check: transport("refuses a body over 1 MiB with 413 before parsing it"),
+    mutation: {
+      file: APP,
+      find: "export const MAX_BODY_BYTES = 1024 * 1024;",
+      replace: "export const MAX_BODY_BYTES = 1024 * 1024 * 1024;",
+      why: "a unit slip lifts the body cap to 1 GiB",
+    },
+  },
+  {
+    check: transport("answers 401 with a Bearer challenge without a token, even with a session id"),
+    mutation: {
+      file: APP,
+      find: 'res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),',
+      replace: "res: new Response(null, { status: 401 }),",
+      why: "a 401 without the Bearer challenge",
+    },
+  },
+  {
+    check: transport("refuses a token in the query string"),
+    mutation: {
+      file: APP,
+      find: 'for (const name of ["access_token", "token", "api_key"]) {',
+      replace: 'for (const name of ["token", "api_key"]) {',
+      why: "forget access_token among the refused query parameters",
+    },
+  },
+  {
+    check: transport("answers GET and DELETE /mcp with 405 for a stateless server"),
+    mutation: {
+      file: APP,
+      find: '  app.delete("/mcp", authenticate, notAllowed);\n',
+      replace: "",
+      why: "forget the DELETE /mcp route (404 instead of 405)",
+    },
+  },
+  {
+    check: transport(
+      "turns an internal failure into JSON-RPC -32603 with no detail, audited and logged without the body",
+    ),
+    mutation: {
+      file: "apps/mcp-server/src/logger.ts",
+      find: "message: cause ? undefined : error.message,",
+      replace: "message: error.message,",
+      why: "log the message of a wrapped driver error, which quotes the query's parameters",
+    },
+  },
+  {
+    check: transport("reports health and readiness"),
+    mutation: {
+      file: APP,
+      find: 'limiter.degraded ? "degraded" : "ok";',
+      replace: '!limiter.degraded ? "degraded" : "ok";',
+      why: "inverted condition: a healthy limiter reports degraded",
+    },
+  },
+  {
+    check: transport("requires authentication for the manifest"),
+    mutation: {
+      file: APP,
+      find: 'app.get("/manifest", authenticate, (c) =>',
+      replace: 'app.get("/manifest", (c) =>',
+      why: "serve the manifest without authentication",
+    },
+  },
+
+  // ---------------------------------------------------------------- store (integration)
+  {
+    check: store(
+      STATE_TABLE,
+      "creates version 1 when no expected version is sent and no row exists",
+    ),
+    mutation: {
+      file: INITIAL_MIGRATION,
+      find: '"version" integer DEFAULT 1 NOT NULL,',
+      replace: '"version" integer DEFAULT 0 NOT NULL,',
+      why: "versions start at 0",
+    },
+  },
+  {
+    check: store(
+      STATE_TABLE,
+      "returns noop with the current version for an unversioned save of the same pair",
+    ),
+    mutation: {
+      file: STORE,
+      find: "current.answer === pair.answer;",
+      replace: "current.answer !== pair.answer;",
+      why: "flip the answer comparison that tells noop from conflict",
+    },
+  },
+  {
+    check: store(
+      STATE_TABLE,
+      "returns conflict with the current version for an unversioned save of a different pair",
+    ),
+    mutation: {
+      file: STORE,
+      find: "const same = current.question === pair.question && current.answer === pair.answer;",
+      replace: "const same = current.question === pair.question;",
+      why: "compare questions only: a different answer to the same question is a noop",
+    },
+  },
+  {
+    check: store(
+      STATE_TABLE,
+      "updates to version + 1 under the same id when the expected version is current",
+    ),
+    mutation: {
+      file: STORE,
+      find: ".set({ ...pair, version: sql`${answers.version} + 1`, updatedAt: sql`now()` })",
+      replace: ".set({ ...pair, updatedAt: sql`now()` })",
+      why: "forget to bump the version on a correction",
+    },
+  },
+  {
+    check: store(STATE_TABLE, "counts a question-only change as a difference"),
+    mutation: {
+      file: STORE,
+      find: "          or(\n            sql`${answers.question} is distinct from ${pair.question}`,\n            ne(answers.answer, pair.answer),\n          ),",
+      replace: "          ne(answers.answer, pair.answer),",
+      why: "the correcting UPDATE only looks for a changed answer",
+    },
+  },
+  {
+    check: store(
+      STATE_TABLE,
+      "returns noop when the expected version is current and the pair is equal",
+    ),
+    mutation: {
+      file: STORE,
+      find: "          or(\n            sql`${answers.question} is distinct from ${pair.question}`,\n            ne(answers.answer, pair.answer),\n          ),\n",
+      replace: "",
+      why: "drop the pair-differs condition: an identical correction bumps the version",
+    },
+  },
+  {
+    check: store(
+      STATE_TABLE,
+      "returns noop and leaves timestamps alone for an exact retry of a committed update",
+    ),
+    mutation: {
+      file: STORE,
+      find: "const same = current.question === pair.question && current.answer === pair.answer;",
+      replace:
+        "const same =\n      current.question === pair.question &&\n      current.answer === pair.answer &&\n      (params.expectedVersion === undefined || current.version === params.expectedVersion);",
+      why: "treat a retry carrying the old expected_version as a conflict",
+    },
+  },
+  {
+    check: store(
+      STATE_TABLE,
+      "returns conflict when the expected version is stale and the pair differs",
+    ),
+    mutation: {
+      file: STORE,
+      find: "          eq(answers.version, expected),\n",
+      replace: "",
+      why: "drop the expected-version check from the correcting UPDATE",
+    },
+  },
+  {
+    check: store(
+      STATE_TABLE,
+      "rejects any expected version for an absent id and creates nothing (case 11)",
+    ),
+    mutation: {
+      file: STORE,
+      find: "  if (expected <= INT4_MAX) {",
+      replace: "  {",
+      why: "drop the int4 guard: a huge expected_version reaches PostgreSQL and fails",
+    },
+  },
+  {
+    check: store(IDS, "keeps the same question under ctx-a, ctx-b and no id as three rows"),
+    mutation: {
+      file: STORE,
+      find: "const resolved = resolveQuestionId(params.questionId, question.value);",
+      replace: "const resolved = resolveQuestionId(undefined, question.value);",
+      why: "key every save by its question, ignoring question_id",
+    },
+  },
+  {
+    check: store(IDS, "lets a returned auto id drive a versioned correction and its retry"),
+    mutation: {
+      file: QUESTION_ID,
+      find: "const AUTO_ID = /^auto:[0-9a-f]{64}$/;",
+      replace: "const AUTO_ID = /^auto:[0-9a-f]{40}$/;",
+      why: "recognise auto ids by a SHA-1 length, so North's own ids are refused as reserved",
+    },
+  },
+  {
+    check: store(IDS, "rejects a caller-sent auto id that names no row, with or without a version"),
+    mutation: {
+      file: QUESTION_ID,
+      find: '{ questionId: raw, kind: "caller-auto" }',
+      replace: '{ questionId: raw, kind: "explicit" }',
+      why: "treat a well-formed auto id sent by the caller like an explicit id",
+    },
+  },
+  {
+    check: store(IDS, "keeps the same explicit id under another owner as a separate row"),
+    mutation: {
+      file: INITIAL_MIGRATION,
+      find: 'PRIMARY KEY("organization_id","owner_id","question_id")',
+      replace: 'PRIMARY KEY("organization_id","question_id")',
+      why: "key answers by organization and id, forgetting the owner",
+    },
+  },
+  {
+    check: store(IDS, "accepts a 500-character question and a 128-character id"),
+    mutation: {
+      file: QUESTION_TEXT_MIGRATION,
+      find: 'char_length("working_profile_answers"."question") between 1 and 500',
+      replace: 'octet_length("working_profile_answers"."question") between 1 and 500',
+      why: "bound the question in bytes instead of characters",
+    },
+  },
+  {
+    check: store(IDS, "rejects with NORTH_ANSWER_EMPTY and writes no row"),
+    mutation: {
+      file: SANITIZE,
+      find: '.replace(CONTROL, (c) => (c === "\\n" ? c : ""))',
+      replace: "",
+      why: "stop dropping control characters when sanitizing",
+    },
+  },
+  {
+    check: store(IDS, "rejects with NORTH_ID_INVALID and writes no row"),
+    mutation: {
+      file: QUESTION_ID,
+      find: "const EXPLICIT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;",
+      replace: "const EXPLICIT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;",
+      why: "explicit ids of any length (the column's CHECK then fails instead of a receipt)",
+    },
+  },
+  {
+    check: store(
+      "lost responses (case 13)",
+      "answers a retried create with the same id and version and untouched timestamps",
+    ),
+    mutation: {
+      file: STORE,
+      find: 'if (created) return { outcome: "created", questionId, answerVersion: created.version };',
+      replace: 'return { outcome: "created", questionId, answerVersion: created?.version ?? 1 };',
+      why: "report created whether or not the insert wrote a row",
+    },
+  },
+
+  // ---------------------------------------------------------------- row-level security
+  {
+    check: rls("'working_profile_answers' × 'select' × 'same-org user' → +0"),
+    mutation: {
+      file: INITIAL_MIGRATION,
+      find: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING} and owner_id = ${USER_SETTING});`,
+      replace: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING});`,
+      why: "remove `owner_id = current user` from the profile's select policy",
+    },
+  },
+  {
+    check: rls("'memories' × 'insert' × 'same-org user' → 'denied'"),
+    mutation: {
+      file: MEMORY_MIGRATION,
+      find: `FOR INSERT TO "app_role" WITH CHECK (organization_id = ${ORG_SETTING} and author_id = ${USER_SETTING});`,
+      replace: `FOR INSERT TO "app_role" WITH CHECK (organization_id = ${ORG_SETTING});`,
+      why: "memories may be written in a colleague's name",
+    },
+  },
+  {
+    check: rls("'audit_events' × 'insert' × 'other org' → 'denied'"),
+    mutation: {
+      file: INITIAL_MIGRATION,
+      find: `WITH CHECK (organization_id = ${ORG_SETTING} and actor_id is not distinct from ${USER_SETTING});`,
+      replace: "WITH CHECK (true);",
+      why: "the ledger accepts rows for any organization and actor",
+    },
+  },
+  {
+    check: rls("'working_profile_answers' × 'delete' × 'own' → 'denied'"),
+    mutation: {
+      file: PROVISIONING,
+      find: 'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",',
+      replace:
+        'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at), DELETE",',
+      why: "grant DELETE on profile rows (without a policy it deletes nothing instead of being refused)",
+    },
+  },
+  {
+    check: rls("refuses an update that moves an own row to another organization"),
+    mutation: {
+      file: PROVISIONING,
+      find: 'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",',
+      replace: 'privileges: "SELECT, INSERT, UPDATE",',
+      why: "grant UPDATE on every column, keys included (policies still refuse, but later)",
+    },
+  },
+  {
+    check: rls("refuses an update that hands an own row to another owner"),
+    mutation: {
+      file: PROVISIONING,
+      find: 'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",',
+      replace:
+        'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at, owner_id)",',
+      why: "add owner_id to the columns app_role may update",
+    },
+  },
+  {
+    check: rls("reads nothing from working_profile_answers without tenant context"),
+    mutation: {
+      file: PROVISIONING,
+      find: "await sql.unsafe(`ALTER TABLE ${name} ENABLE ROW LEVEL SECURITY`);",
+      replace: "await sql.unsafe(`ALTER TABLE ${name} DISABLE ROW LEVEL SECURITY`);",
+      why: "provisioning leaves row-level security off",
+    },
+  },
+  {
+    check: rls("reads nothing after a tenant transaction on the same pooled connection has ended"),
+    mutation: {
+      file: INITIAL_MIGRATION,
+      find: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING} and owner_id = ${USER_SETTING});`,
+      replace:
+        "FOR SELECT TO \"app_role\" USING (organization_id = current_setting('north.organization_id', true)::uuid and owner_id = current_setting('north.user_id', true)::uuid);",
+      why: "cast the tenant settings without nullif: the '' an ended transaction leaves breaks the read",
+    },
+  },
+
+  // ---------------------------------------------------------------- provisioning (integration)
+  {
+    check: provision(LOGIN, "is not superuser, has no BYPASSRLS, and is a member of app_role only"),
+    mutation: {
+      file: PROVISIONING,
+      find: "await sql.unsafe(`ALTER ROLE ${login} LOGIN INHERIT ${locked}`);",
+      replace: "await sql.unsafe(`ALTER ROLE ${login} LOGIN INHERIT BYPASSRLS`);",
+      why: "give the login role BYPASSRLS (the admin screen's shortcut)",
+    },
+  },
+  {
+    check: provision(LOGIN, "owns nothing in the database"),
+    mutation: {
+      file: PROVISIONING,
+      find: "await sql.unsafe(`ALTER TABLE ${name} OWNER TO forma`);",
+      replace: "await sql.unsafe(`ALTER TABLE ${name} OWNER TO ${login}`);",
+      why: "hand the tables to the login role",
+    },
+  },
+  {
+    check: provision(LOGIN, "cannot SET ROLE forma"),
+    mutation: {
+      file: PROVISIONING,
+      find: 'await sql.unsafe("GRANT USAGE ON SCHEMA public TO app_role");',
+      replace:
+        'await sql.unsafe("GRANT USAGE ON SCHEMA public TO app_role");\n      await sql.unsafe("GRANT forma TO app_role");',
+      why: "make app_role a member of forma (the login role then reaches it through app_role)",
+    },
+  },
+  {
+    check: provision(LOGIN, "may only insert into the audit table"),
+    mutation: {
+      file: PROVISIONING,
+      find: '{ table: auditEvents, privileges: "INSERT" },',
+      replace: '{ table: auditEvents, privileges: "SELECT, INSERT" },',
+      why: "let the app role read the ledger",
+    },
+  },
+  {
+    check: provision(ADMIN_FN, "is SECURITY DEFINER, owned by forma, with a pinned search_path"),
+    mutation: {
+      file: DEFINERS,
+      find: "SET search_path = pg_catalog, pg_temp\n",
+      replace: "SET search_path = public, pg_catalog, pg_temp\n",
+      why: "put public on the definer functions' search_path",
+    },
+  },
+  {
+    check: provision(
+      ADMIN_FN,
+      "resolve_api_token grants EXECUTE to app_role and not to PUBLIC, and is owned by forma",
+    ),
+    mutation: {
+      file: PROVISIONING,
+      find: "        await sql.unsafe(`REVOKE ALL ON FUNCTION ${qualified} FROM PUBLIC`);\n",
+      replace: "",
+      why: "forget to revoke EXECUTE from PUBLIC on the definer functions",
+    },
+  },
+  {
+    check: provision(
+      ADMIN_FN,
+      "shows a manager every member of their organization and nothing of another (case 19)",
+    ),
+    mutation: {
+      file: DEFINERS,
+      find: "    WHERE a.organization_id = p_organization_id\n    ORDER BY m.email",
+      replace: "    ORDER BY m.email",
+      why: "drop the organization filter from the admin function",
+    },
+  },
+  {
+    check: provision(ADMIN_FN, "refuses an ordinary member, and the transaction carries on"),
+    mutation: {
+      file: "packages/db/src/manager-only.ts",
+      find: "return await tx.transaction(async (inner) => [...(await inner.execute<Row>(call))] as Row[]);",
+      replace: "return [...(await tx.execute<Row>(call))] as Row[];",
+      why: "call the manager-only function without a savepoint: its refusal aborts the caller's transaction",
+    },
+  },
+  {
+    check: provision(
+      ADMIN_FN,
+      "gives a manager the organization's audit events and refuses an ordinary member",
+    ),
+    mutation: {
+      file: DEFINERS,
+      find: "      AND m.role = 'manager'\n",
+      replace: "",
+      why: "drop the manager check from the manager-only functions",
+    },
+  },
+  {
+    check: provision(ADMIN_FN, "refuses a requester who is not the transaction's tenant"),
+    mutation: {
+      file: DEFINERS,
+      find: "\n     OR p_requester_id IS DISTINCT FROM nullif(current_setting('north.user_id', true), '')::uuid THEN",
+      replace: " THEN",
+      why: "the manager-only guard no longer ties the requester to the transaction's user",
+    },
+  },
+  {
+    check: provision(ADMIN_FN, "ignores temporary tables that shadow the names it uses"),
+    mutation: {
+      file: DEFINERS,
+      find: "    SELECT 1 FROM public.members m\n",
+      replace: "    SELECT 1 FROM members m\n",
+      why: "drop the `public.` qualifier from the manager check",
+    },
+  },
+  {
+    check: provision(
+      "legacy rows and size (case 15)",
+      "reads null question text with bank wording or the legacy label, and 101 rows in full",
+    ),
+    mutation: {
+      file: DEFINERS,
+      find: "    ORDER BY m.email, a.created_at, a.question_id;\n",
+      replace: "    ORDER BY m.email, a.created_at, a.question_id\n    LIMIT 100;\n",
+      why: "put a LIMIT in the admin function",
+    },
+  },
+  {
+    check: provision(
+      PROVISIONING_18,
+      "creates the function on a fresh install, and a rerun changes nothing",
+    ),
+    mutation: {
+      file: PROVISIONING,
+      find: "        for (const { signature } of overloads) await sql.unsafe(`DROP FUNCTION ${signature}`);\n",
+      replace: "",
+      why: "re-create the functions without dropping the old definitions: a rerun fails",
+    },
+  },
+  {
+    check: provision(PROVISIONING_18, "lets four concurrent runs all succeed with the same result"),
+    mutation: {
+      file: PROVISIONING,
+      find: "      await sql`select pg_advisory_xact_lock(${PROVISION_LOCK_KEY})`;\n",
+      replace: "",
+      why: "provision without the advisory lock",
+    },
+  },
+  {
+    check: provision(
+      PROVISIONING_18,
+      "lets two concurrent migrations both succeed and apply each migration once",
+    ),
+    mutation: {
+      file: "packages/db/src/migrate.ts",
+      find: "    await client`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;\n",
+      replace: "",
+      why: "migrate without the advisory lock",
+    },
+  },
+  {
+    check: provision(
+      UPGRADE,
+      "refuses to drop a function something depends on, and changes nothing",
+    ),
+    mutation: {
+      file: PROVISIONING,
+      find: "await sql.unsafe(`DROP FUNCTION ${signature}`);",
+      replace: "await sql.unsafe(`DROP FUNCTION ${signature} CASCADE`);",
+      why: "`DROP FUNCTION … CASCADE`",
+    },
+  },
+  {
+    check: provision(
+      UPGRADE,
+      "replaces the old definition with owner, search_path, revoke and grant restored",
+    ),
+    mutation: {
+      file: PROVISIONING,
+      find: "        await sql.unsafe(`ALTER FUNCTION ${qualified} OWNER TO forma`);\n",
+      replace: "",
+      why: "re-create the functions without handing them back to forma",
+    },
+  },
+  {
+    check: provision(
+      UPGRADE,
+      "carries old rows across and keeps accepting old-shape inserts, read with the fallback",
+    ),
+    mutation: {
+      file: QUESTION_TEXT_MIGRATION,
+      find: 'ADD COLUMN "question" text;',
+      replace: "ADD COLUMN \"question\" text NOT NULL DEFAULT 'Question';",
+      why: "backfill question text with a placeholder and require it",
+    },
+  },
+];
+
+/** Checks no sensible product mutation turns red. Each one points at a weak test. */
+export const NO_MUTATION: readonly NoMutation[] = [];
