@@ -73,6 +73,7 @@ const MEMORY_STORE = "packages/db/src/memories.ts";
 const PROVISIONING = "packages/db/src/provision.ts";
 const DEFINERS = "packages/db/src/definer-functions.ts";
 const INITIAL_MIGRATION = "drizzle/0001_initial.sql";
+const SOURCE_NAMES_MIGRATION = "drizzle/0005_source_names.sql";
 const QUESTION_TEXT_MIGRATION = "drizzle/0002_question_text.sql";
 const MEMORY_MIGRATION = "drizzle/0004_memories.sql";
 const APP = "apps/mcp-server/src/app.ts";
@@ -197,14 +198,14 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: STORE,
-      find: "        eq(answers.ownerId, params.owner.userId),\n      ),\n    )\n    .orderBy(",
+      find: "        eq(answers.ownerUserId, params.owner.userId),\n      ),\n    )\n    .orderBy(",
       replace: "      ),\n    )\n    .orderBy(",
       why: "read the organization's rows, not the owner's: owner filter dropped from the read and from the select policy",
       also: [
         {
-          file: INITIAL_MIGRATION,
-          find: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING} and owner_id = ${USER_SETTING});`,
-          replace: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING});`,
+          file: SOURCE_NAMES_MIGRATION,
+          find: `"working_profile_answers_owner_select" ON "working_profile_answers" TO app_role USING (organization_id = ${ORG_SETTING} and owner_user_id = ${USER_SETTING});`,
+          replace: `"working_profile_answers_owner_select" ON "working_profile_answers" TO app_role USING (organization_id = ${ORG_SETTING});`,
         },
       ],
     },
@@ -235,7 +236,7 @@ export const MUTATIONS: readonly Entry[] = [
       file: STORE,
       find: '  if (settled) return settled;\n  return {\n    outcome: "rejected",\n    code: "NORTH_TARGET_MISSING",',
       replace:
-        '  if (settled) return settled;\n  const [made] = await tx\n    .insert(answers)\n    .values({ organizationId, ownerId: userId, questionId, ...pair })\n    .onConflictDoNothing()\n    .returning({ version: answers.version });\n  if (made) return { outcome: "created", questionId, answerVersion: made.version };\n  return {\n    outcome: "rejected",\n    code: "NORTH_TARGET_MISSING",',
+        '  if (settled) return settled;\n  const [made] = await tx\n    .insert(answers)\n    .values({ organizationId, ownerUserId: userId, questionId, ...pair })\n    .onConflictDoNothing()\n    .returning({ version: answers.version });\n  if (made) return { outcome: "created", questionId, answerVersion: made.version };\n  return {\n    outcome: "rejected",\n    code: "NORTH_TARGET_MISSING",',
       why: "insert when the correcting UPDATE finds no row",
     },
   },
@@ -254,7 +255,7 @@ export const MUTATIONS: readonly Entry[] = [
       file: STORE,
       find: "        .onConflictDoNothing()\n        .returning({ version: answers.version });\n      if (created)",
       replace:
-        "        .onConflictDoUpdate({\n          target: [answers.organizationId, answers.ownerId, answers.questionId],\n          set: { updatedAt: sql`now()` },\n        })\n        .returning({ version: answers.version });\n      if (created)",
+        "        .onConflictDoUpdate({\n          target: [answers.organizationId, answers.ownerUserId, answers.questionId],\n          set: { updatedAt: sql`now()` },\n        })\n        .returning({ version: answers.version });\n      if (created)",
       why: "an upsert that touches updated_at on a repeated create",
     },
   },
@@ -332,8 +333,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: MEMORY_RULES,
-      find: "sanitizeLine(subject.id).toLowerCase()",
-      replace: "sanitizeLine(subject.id)",
+      find: "    .toUpperCase()\n    .toLowerCase()\n",
+      replace: "",
       why: "the subject key is case-sensitive: 'ACME SAS' finds nothing held about 'Acme SAS'",
     },
   },
@@ -601,9 +602,9 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: APP,
-      find: 'c.json(composeManifest(c.get("principal"), deps.capabilities)),',
+      find: 'composeManifest(c.get("principal"), deps.capabilities, {',
       replace:
-        'c.json(composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, deps.capabilities)),',
+        'composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, deps.capabilities, {',
       why: "GET /manifest shows every tool whatever the token's scopes",
     },
   },
@@ -616,8 +617,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: '    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));\n',
-      replace: "",
+      find: '    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));\n    log("rate_limited");\n    return rateLimited(tool, input, decision.retryAfterS);',
+      replace:
+        '    log("rate_limited");\n    return rateLimited(tool, input, decision.retryAfterS);',
       why: "skip the audit row of a rate-limited call",
     },
   },
@@ -658,12 +660,14 @@ export const MUTATIONS: readonly Entry[] = [
     },
   },
   {
-    check: transport("refuses a foreign Origin with 403, and accepts a local one or none"),
+    check: transport(
+      "refuses a foreign Origin, or our host name on another port, with 403; accepts its own origin or none",
+    ),
     mutation: {
       file: GUARD,
-      find: 'return (url.protocol === "http:" || url.protocol === "https:") && hosts.has(hostname(url.host));',
-      replace: 'return url.protocol === "http:" || url.protocol === "https:";',
-      why: "accept any web origin: the host check on same-host origins is gone",
+      find: "!ownOrigins(host).includes(origin.toLowerCase()) &&",
+      replace: '!origin.toLowerCase().startsWith("http://localhost") &&',
+      why: "accept any origin on our host name, whatever its port",
     },
   },
   {
@@ -773,8 +777,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: STORE,
-      find: "const same = current.question === pair.question && current.answer === pair.answer;",
-      replace: "const same = current.question === pair.question;",
+      find: "const same = current.questionText === pair.questionText && current.answer === pair.answer;",
+      replace: "const same = current.questionText === pair.questionText;",
       why: "compare questions only: a different answer to the same question is a noop",
     },
   },
@@ -794,7 +798,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: store(STATE_TABLE, "counts a question-only change as a difference"),
     mutation: {
       file: STORE,
-      find: "          or(\n            sql`${answers.question} is distinct from ${pair.question}`,\n            ne(answers.answer, pair.answer),\n          ),",
+      find: "          or(\n            sql`${answers.questionText} is distinct from ${pair.questionText}`,\n            ne(answers.answer, pair.answer),\n          ),",
       replace: "          ne(answers.answer, pair.answer),",
       why: "the correcting UPDATE only looks for a changed answer",
     },
@@ -806,7 +810,7 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: STORE,
-      find: "          or(\n            sql`${answers.question} is distinct from ${pair.question}`,\n            ne(answers.answer, pair.answer),\n          ),\n",
+      find: "          or(\n            sql`${answers.questionText} is distinct from ${pair.questionText}`,\n            ne(answers.answer, pair.answer),\n          ),\n",
       replace: "",
       why: "drop the pair-differs condition: an identical correction bumps the version",
     },
@@ -818,9 +822,9 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: STORE,
-      find: "const same = current.question === pair.question && current.answer === pair.answer;",
+      find: "const same = current.questionText === pair.questionText && current.answer === pair.answer;",
       replace:
-        "const same =\n      current.question === pair.question &&\n      current.answer === pair.answer &&\n      (params.expectedVersion === undefined || current.version === params.expectedVersion);",
+        "const same =\n      current.questionText === pair.questionText &&\n      current.answer === pair.answer &&\n      (params.expectedVersion === undefined || current.version === params.expectedVersion);",
       why: "treat a retry carrying the old expected_version as a conflict",
     },
   },
@@ -956,9 +960,9 @@ export const MUTATIONS: readonly Entry[] = [
     check: rls("'working_profile_answers' × 'delete' × 'own' → 'denied'"),
     mutation: {
       file: PROVISIONING,
-      find: 'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",',
+      find: 'privileges: "SELECT, INSERT, UPDATE (question_text, answer, version, updated_at)",',
       replace:
-        'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at), DELETE",',
+        'privileges: "SELECT, INSERT, UPDATE (question_text, answer, version, updated_at), DELETE",',
       why: "grant DELETE on profile rows (without a policy it deletes nothing instead of being refused)",
     },
   },
@@ -966,7 +970,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: rls("refuses an update that moves an own row to another organization"),
     mutation: {
       file: PROVISIONING,
-      find: 'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",',
+      find: 'privileges: "SELECT, INSERT, UPDATE (question_text, answer, version, updated_at)",',
       replace: 'privileges: "SELECT, INSERT, UPDATE",',
       why: "grant UPDATE on every column, keys included (policies still refuse, but later)",
     },
@@ -975,9 +979,9 @@ export const MUTATIONS: readonly Entry[] = [
     check: rls("refuses an update that hands an own row to another owner"),
     mutation: {
       file: PROVISIONING,
-      find: 'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at)",',
+      find: 'privileges: "SELECT, INSERT, UPDATE (question_text, answer, version, updated_at)",',
       replace:
-        'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at, owner_id)",',
+        'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at, owner_user_id)",',
       why: "add owner_id to the columns app_role may update",
     },
   },
@@ -1088,8 +1092,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: DEFINERS,
-      find: "      AND m.role = 'manager'\n",
-      replace: "",
+      find: "      AND m.role = 'manager'\n      AND m.removed_at IS NULL\n  ) THEN",
+      replace: "      AND m.removed_at IS NULL\n  ) THEN",
       why: "drop the manager check from the manager-only functions",
     },
   },
