@@ -74,6 +74,8 @@ const PROVISIONING = "packages/db/src/provision.ts";
 const DEFINERS = "packages/db/src/definer-functions.ts";
 const INITIAL_MIGRATION = "drizzle/0001_initial.sql";
 const SOURCE_NAMES_MIGRATION = "drizzle/0005_source_names.sql";
+const REMEMBER_TOOL = "apps/mcp-server/src/capabilities/memory/remember.ts";
+const SCHEMAS = "apps/mcp-server/src/capabilities/memory/schemas.ts";
 const QUESTION_TEXT_MIGRATION = "drizzle/0002_question_text.sql";
 const MEMORY_MIGRATION = "drizzle/0004_memories.sql";
 const APP = "apps/mcp-server/src/app.ts";
@@ -121,6 +123,8 @@ const provision = (describe: string, title: string): Check => ({
 });
 
 const STATE_TABLE = "saveAnswer: the SPEC §4 state table";
+const STALE_SAVES = "saveAnswer: what a refusal or a stale save tells the caller";
+const STORE_ON_ITS_OWN = "the store on its own, below the tools";
 const IDS = "question ids (cases 9, 10, 17)";
 const ADMIN_FN = "working_profile_answers_for_admin";
 const LOGIN = "the app login role";
@@ -154,7 +158,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
   },
   {
-    check: acceptance("3. keeps a custom question in the profile, out of the suggestions"),
+    check: acceptance(
+      "3. keeps a custom question in the profile, out of the suggestions, and in the admin projection",
+    ),
     mutation: {
       file: PROFILE_VIEW,
       find: "QUESTION_BANK.filter((entry) => !answered.has(entry.id))",
@@ -1194,6 +1200,329 @@ export const MUTATIONS: readonly Entry[] = [
       find: 'ADD COLUMN "question" text;',
       replace: "ADD COLUMN \"question\" text NOT NULL DEFAULT 'Question';",
       why: "backfill question text with a placeholder and require it",
+    },
+  },
+  // ------------------------------------------------------- added with issues 10 and 11
+  {
+    check: acceptance(
+      "says an unversioned save found an existing entry, not that it changed since a read",
+    ),
+    mutation: {
+      file: SAVE_TOOL,
+      find: "  return expectedVersion === undefined\n",
+      replace: "  return false\n",
+      why: "tell every conflict it changed since it was read, even when nothing was read",
+    },
+  },
+  {
+    check: memory(
+      "20. the memory store",
+      "refuses expires_in_days outside 1–365 at the schema, storing nothing",
+    ),
+    mutation: {
+      file: REMEMBER_TOOL,
+      find: "    .min(1)\n    .max(MAX_MEMORY_EXPIRY_DAYS)\n",
+      replace: "",
+      why: "publish expires_in_days without its bounds (only the handler checks them)",
+    },
+  },
+  {
+    check: memory(
+      "20. the memory store",
+      "answers a lookup tool's argument error without claiming anything about saving",
+    ),
+    mutation: {
+      file: MEMORY_RULES,
+      find: '"Send subject_id (and subject_type to narrow it to one kind of subject)."',
+      replace: '"Send subject_id. Nothing was saved."',
+      why: "reuse the write-time refusal on a lookup",
+    },
+  },
+  {
+    check: memory(
+      STORE_ON_ITS_OWN,
+      "refuses a blank body, an expiry out of range and a malformed conversation id, storing nothing",
+    ),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "  const days = checkExpiryDays(params.expiresInDays);\n  if (!days.ok) return reject(days);\n",
+      replace: "  const days = { value: params.expiresInDays ?? 90 };\n",
+      why: "trust the tool's schema and stop checking the expiry in the store",
+    },
+  },
+  {
+    check: memory(
+      STORE_ON_ITS_OWN,
+      "stores a subject and recalls by its fingerprint only the memories about it",
+    ),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "    live.push(eq(memories.subjectFingerprint, params.subjectFingerprint));\n",
+      replace: "",
+      why: "ignore the subject when recalling",
+    },
+  },
+  {
+    check: memory(STORE_ON_ITS_OWN, "treats a blank query as no query and recalls by recency"),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "  const query = params.query?.trim();\n",
+      replace: "  const query = params.query;\n",
+      why: "search for a blank query instead of recalling by recency",
+    },
+  },
+  {
+    check: memory(STORE_ON_ITS_OWN, "answers forgetting an already forgotten memory with noop"),
+    mutation: {
+      file: MEMORY_STORE,
+      find: '  if (existing.forgottenAt) return { outcome: "noop", forgotten: 0, remaining: 0 };\n',
+      replace: "",
+      why: "refuse a repeated erasure as forbidden instead of a noop",
+    },
+  },
+  {
+    check: memory(
+      STORE_ON_ITS_OWN,
+      "explains a refusal to forget an unknown id or another member's memory",
+    ),
+    mutation: {
+      file: MEMORY_STORE,
+      find: '      message: "No memory has this id in this workspace.",\n',
+      replace: '      message: "",\n',
+      why: "refuse without saying why",
+    },
+  },
+  {
+    check: memory(
+      STORE_ON_ITS_OWN,
+      "re-keys only the fingerprints that changed, keeps tombstones' and counts both",
+    ),
+    mutation: {
+      file: MEMORY_STORE,
+      find: "      return next === row.subjectFingerprint ? [] : [{ id: row.id, next }];\n",
+      replace: "      return [{ id: row.id, next }];\n",
+      why: "rewrite every fingerprint, changed or not, and report them all as re-keyed",
+    },
+  },
+  {
+    check: memory(
+      STORE_ON_ITS_OWN,
+      "reclaims space with VACUUM, and with VACUUM FULL when asked, reporting what ran",
+    ),
+    mutation: {
+      file: MEMORY_STORE,
+      find: '  if (!owner?.may) skipped.push(options.full ? "vacuum full" : "vacuum");\n',
+      replace: "",
+      why: "say nothing when the connection may not vacuum (PostgreSQL only warns)",
+    },
+  },
+  {
+    check: contract(
+      "what each kind of principal is offered",
+      "writes the French prompt without an English sentence",
+    ),
+    mutation: {
+      file: ONBOARDING,
+      find: "    \"Avant d'enregistrer quoi que ce soit, dis-moi que ce que tu enregistres est ta transcription de mes propos et que les responsables de l'espace de travail peuvent le voir.\",",
+      replace: "    `Avant d'enregistrer quoi que ce soit, dis-moi que ${DISCLOSURE}.`,",
+      why: "reuse the English disclosure inside the French prompt",
+    },
+  },
+  {
+    check: contract(
+      "what each kind of principal is offered",
+      "keeps the English prompt in the lawyer's own voice",
+    ),
+    mutation: {
+      file: ONBOARDING,
+      find: '    "Before you save anything, tell me that what you save is your transcription of my words and that the workspace\'s managers can see it.",',
+      replace: "    `Before you save anything, tell me that ${DISCLOSURE}.`,",
+      why: "speak of 'the lawyer' in a prompt the lawyer sends",
+    },
+  },
+  {
+    check: contract(
+      "server instructions",
+      "end with the data-boundary and honesty rules for a 'full' principal",
+    ),
+    mutation: {
+      file: CAPABILITIES,
+      find: "[PREAMBLE, ...capabilities.flatMap((c) => c.guidance), ...CLOSING_RULES]",
+      replace: "[PREAMBLE, ...CLOSING_RULES, ...capabilities.flatMap((c) => c.guidance)]",
+      why: "put the closing rules first, where the capabilities' lines bury them",
+    },
+  },
+  {
+    check: contract(
+      "server instructions",
+      "give one order at the start of a conversation: the briefing first, which holds the profile",
+    ),
+    mutation: {
+      file: CAPABILITIES,
+      find: "  memoryReadCapability,\n  workingProfileCapability,\n",
+      replace: "  workingProfileCapability,\n  memoryReadCapability,\n",
+      why: "compose the profile's guidance before the briefing's",
+    },
+  },
+  {
+    check: contract(
+      "server instructions",
+      "cover special categories of personal data in the memory-write guidance",
+    ),
+    mutation: {
+      file: ONBOARDING,
+      find: "health, trade-union membership, religious or philosophical beliefs, political opinions, sexual life or orientation, racial or ethnic origin, criminal offences",
+      replace: "sensitive details",
+      why: "leave the special categories unnamed",
+    },
+  },
+  {
+    check: contract(
+      "published tool schemas",
+      "does not state a write-time rule on the lookup tools' subject fields",
+    ),
+    mutation: {
+      file: SCHEMAS,
+      find: "`Optional: narrows the lookup to one kind of subject,",
+      replace:
+        "`Required with subject_id for every observation. Optional: narrows the lookup to one kind of subject,",
+      why: "copy the write tool's subject rule onto the lookups",
+    },
+  },
+  {
+    check: contract(
+      "published tool schemas",
+      "states the expiry bound in the published schema, not only in its text",
+    ),
+    mutation: {
+      file: REMEMBER_TOOL,
+      find: "    .min(1)\n    .max(MAX_MEMORY_EXPIRY_DAYS)\n",
+      replace: "",
+      why: "state 1–365 only in the description",
+    },
+  },
+  {
+    check: contract(
+      "capability activations in GET /manifest",
+      "shows the working profile off with scope_off and semantic recall off with no_embedder for a read-only token",
+    ),
+    mutation: {
+      file: CAPABILITIES,
+      find: '        ? "no_embedder"\n',
+      replace: "        ? undefined\n",
+      why: "report semantic recall active without an embedder",
+    },
+  },
+  {
+    check: contract(
+      "capability activations in GET /manifest",
+      "turns semantic recall on when an embedder is configured, and off again without the scope",
+    ),
+    mutation: {
+      file: CAPABILITIES,
+      find: "          ? `degraded:${options.embedderFailure}`\n",
+      replace: "          ? undefined\n",
+      why: "report a failing embedder as healthy",
+    },
+  },
+  {
+    check: transport("accepts a browser origin configured exactly, and only that port"),
+    mutation: {
+      file: GUARD,
+      find: "      !origins.has(origin.toLowerCase()) &&\n",
+      replace: '      !origins.has(origin.toLowerCase().replace(/:\\d+$/, "")) &&\n',
+      why: "compare configured origins without their port",
+    },
+  },
+  {
+    check: store(
+      STALE_SAVES,
+      "returns conflict for an unversioned save that changes only the question",
+    ),
+    mutation: {
+      file: STORE,
+      find: "const same = current.questionText === pair.questionText && current.answer === pair.answer;",
+      replace: "const same = current.answer === pair.answer;",
+      why: "compare answers only when settling a refused save",
+    },
+  },
+  {
+    check: store(
+      STALE_SAVES,
+      "throws on an expected version that is not a positive integer, before touching the row",
+    ),
+    mutation: {
+      file: STORE,
+      find: "  if (!Number.isSafeInteger(expected) || expected < 1) {\n",
+      replace: "  if (false) {\n",
+      why: "send any number as the expected version to SQL",
+    },
+  },
+  {
+    check: store(
+      STALE_SAVES,
+      "names the parameter to drop when an update or an auto id finds no entry",
+    ),
+    mutation: {
+      file: STORE,
+      find: '"There is no entry to update under this question_id. To create one, resend without expected_version."',
+      replace: '"There is no entry to update under this question_id."',
+      why: "refuse without saying what to resend",
+    },
+  },
+  {
+    check: store(
+      "readProfilesForAdmin",
+      "gives a manager every member's entries with owner, version and dates",
+    ),
+    mutation: {
+      file: STORE,
+      find: "      ownerUserId: row.owner_user_id,\n",
+      replace: "      ownerUserId: row.owner_email,\n",
+      why: "map the admin projection's owner from the wrong column",
+    },
+  },
+  {
+    check: store("readProfilesForAdmin", "answers an ordinary member with ok: false"),
+    mutation: {
+      file: STORE,
+      find: "  if (!rows) return { ok: false };\n",
+      replace: "  if (!rows) return { ok: true, entries: [] };\n",
+      why: "answer a refused member with an empty list, as if allowed",
+    },
+  },
+  {
+    check: rls("refuses an update that hands an own session to another member"),
+    mutation: {
+      file: PROVISIONING,
+      find: '{ table: adminSessions, privileges: "SELECT, INSERT, UPDATE (ended_at)" },',
+      replace: '{ table: adminSessions, privileges: "SELECT, INSERT, UPDATE" },',
+      why: "grant UPDATE on every column of the sessions table",
+    },
+  },
+  {
+    check: provision(
+      UPGRADE,
+      "still answers an old explicit-column read of the admin function after the upgrade",
+    ),
+    mutation: {
+      file: DEFINERS,
+      find: "  owner_email text,\n  question_id text,\n",
+      replace: "  owner_email text,\n  profile_question_id text,\n",
+      why: "rename a column of the admin function's result",
+    },
+  },
+  {
+    check: provision(
+      "upgrading from the release before the source system's column names (0005)",
+      "renames owner_id and question in place and reads every row back intact",
+    ),
+    mutation: {
+      file: SOURCE_NAMES_MIGRATION,
+      find: 'ALTER TABLE "working_profile_answers" RENAME COLUMN "question" TO "question_text";',
+      replace:
+        'ALTER TABLE "working_profile_answers" DROP COLUMN "question";--> statement-breakpoint\nALTER TABLE "working_profile_answers" ADD COLUMN "question_text" text;',
+      why: "answer drizzle-kit's prompt with create, not rename: the question text is lost",
     },
   },
 ];
