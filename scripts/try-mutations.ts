@@ -504,10 +504,9 @@ function writeDoc(
         .filter((f, i, all) => all.indexOf(f) === i)
         .map((f) => `\`${f}\``)
         .join(" + ");
-      const edits = also.length > 0 ? ` (${also.length + 1} edits)` : "";
       return {
         check: e.check,
-        mutation: `${where}${edits}: ${e.mutation.why}`,
+        mutation: `${where}: ${e.mutation.why}`,
         result: outcome(results.get(e)),
       };
     }),
