@@ -1,5 +1,5 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import type { Database } from "./client.ts";
+import type { Database, Tx } from "./client.ts";
 import { apiTokens, type MemberRole, members, organizations } from "./schema/index.ts";
 
 /**
@@ -111,18 +111,7 @@ export async function removeMember(
       .where(and(memberKey(params), isNull(members.removedAt)))
       .returning({ email: members.email, role: members.role });
     if (!member) return { found: false };
-    const revoked = await tx
-      .update(apiTokens)
-      .set({ revokedAt: sql`now()` })
-      .where(
-        and(
-          eq(apiTokens.organizationId, params.organizationId),
-          eq(apiTokens.userId, params.userId),
-          isNull(apiTokens.revokedAt),
-        ),
-      )
-      .returning({ id: apiTokens.id });
-    return { found: true, ...member, tokensRevoked: revoked.length };
+    return { found: true, ...member, tokensRevoked: await revokeMemberTokens(tx, params) };
   });
 }
 
@@ -142,19 +131,7 @@ export async function setMemberRole(
       .returning({ email: members.email, role: members.role });
     if (!member) return { found: false };
     if (params.role === "manager") return { found: true, ...member, tokensRevoked: 0 };
-    const revoked = await tx
-      .update(apiTokens)
-      .set({ revokedAt: sql`now()` })
-      .where(
-        and(
-          eq(apiTokens.organizationId, params.organizationId),
-          eq(apiTokens.userId, params.userId),
-          isNull(apiTokens.revokedAt),
-          sql`'admin' = any(${apiTokens.scopes})`,
-        ),
-      )
-      .returning({ id: apiTokens.id });
-    return { found: true, ...member, tokensRevoked: revoked.length };
+    return { found: true, ...member, tokensRevoked: await revokeMemberTokens(tx, params, "admin") };
   });
 }
 
@@ -172,4 +149,25 @@ export async function findMemberRole(
     .from(members)
     .where(and(memberKey(params), isNull(members.removedAt)));
   return row?.role;
+}
+
+/** Revokes a member's live tokens — only those carrying `scope`, when given — and counts them. */
+async function revokeMemberTokens(
+  tx: Tx,
+  member: { organizationId: string; userId: string },
+  scope?: string,
+): Promise<number> {
+  const revoked = await tx
+    .update(apiTokens)
+    .set({ revokedAt: sql`now()` })
+    .where(
+      and(
+        eq(apiTokens.organizationId, member.organizationId),
+        eq(apiTokens.userId, member.userId),
+        isNull(apiTokens.revokedAt),
+        scope ? sql`${scope} = any(${apiTokens.scopes})` : undefined,
+      ),
+    )
+    .returning({ id: apiTokens.id });
+  return revoked.length;
 }
