@@ -888,8 +888,8 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: store(IDS, "keeps the same explicit id under another owner as a separate row"),
     mutation: {
-      file: INITIAL_MIGRATION,
-      find: 'PRIMARY KEY("organization_id","owner_id","question_id")',
+      file: SOURCE_NAMES_MIGRATION,
+      find: 'PRIMARY KEY("organization_id","owner_user_id","question_id")',
       replace: 'PRIMARY KEY("organization_id","question_id")',
       why: "key answers by organization and id, forgetting the owner",
     },
@@ -897,9 +897,9 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: store(IDS, "accepts a 500-character question and a 128-character id"),
     mutation: {
-      file: QUESTION_TEXT_MIGRATION,
-      find: 'char_length("working_profile_answers"."question") between 1 and 500',
-      replace: 'octet_length("working_profile_answers"."question") between 1 and 500',
+      file: SOURCE_NAMES_MIGRATION,
+      find: 'char_length("working_profile_answers"."question_text") between 1 and 500',
+      replace: 'octet_length("working_profile_answers"."question_text") between 1 and 500',
       why: "bound the question in bytes instead of characters",
     },
   },
@@ -938,9 +938,9 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: rls("'working_profile_answers' × 'select' × 'same-org user' → +0"),
     mutation: {
-      file: INITIAL_MIGRATION,
-      find: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING} and owner_id = ${USER_SETTING});`,
-      replace: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING});`,
+      file: SOURCE_NAMES_MIGRATION,
+      find: `"working_profile_answers_owner_select" ON "working_profile_answers" TO app_role USING (organization_id = ${ORG_SETTING} and owner_user_id = ${USER_SETTING});`,
+      replace: `"working_profile_answers_owner_select" ON "working_profile_answers" TO app_role USING (organization_id = ${ORG_SETTING});`,
       why: "remove `owner_id = current user` from the profile's select policy",
     },
   },
@@ -987,8 +987,8 @@ export const MUTATIONS: readonly Entry[] = [
       file: PROVISIONING,
       find: 'privileges: "SELECT, INSERT, UPDATE (question_text, answer, version, updated_at)",',
       replace:
-        'privileges: "SELECT, INSERT, UPDATE (question, answer, version, updated_at, owner_user_id)",',
-      why: "add owner_id to the columns app_role may update",
+        'privileges: "SELECT, INSERT, UPDATE (question_text, answer, version, updated_at, owner_user_id)",',
+      why: "add owner_user_id to the columns app_role may update",
     },
   },
   {
@@ -1003,10 +1003,10 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: rls("reads nothing after a tenant transaction on the same pooled connection has ended"),
     mutation: {
-      file: INITIAL_MIGRATION,
-      find: `FOR SELECT TO "app_role" USING (organization_id = ${ORG_SETTING} and owner_id = ${USER_SETTING});`,
+      file: SOURCE_NAMES_MIGRATION,
+      find: `"working_profile_answers_owner_select" ON "working_profile_answers" TO app_role USING (organization_id = ${ORG_SETTING} and owner_user_id = ${USER_SETTING});`,
       replace:
-        "FOR SELECT TO \"app_role\" USING (organization_id = current_setting('north.organization_id', true)::uuid and owner_id = current_setting('north.user_id', true)::uuid);",
+        "\"working_profile_answers_owner_select\" ON \"working_profile_answers\" TO app_role USING (organization_id = current_setting('north.organization_id', true)::uuid and owner_user_id = current_setting('north.user_id', true)::uuid);",
       why: "cast the tenant settings without nullif: the '' an ended transaction leaves breaks the read",
     },
   },
@@ -1520,8 +1520,7 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: SOURCE_NAMES_MIGRATION,
       find: 'ALTER TABLE "working_profile_answers" RENAME COLUMN "question" TO "question_text";',
-      replace:
-        'ALTER TABLE "working_profile_answers" DROP COLUMN "question";--> statement-breakpoint\nALTER TABLE "working_profile_answers" ADD COLUMN "question_text" text;',
+      replace: 'ALTER TABLE "working_profile_answers" ADD COLUMN "question_text" text;',
       why: "answer drizzle-kit's prompt with create, not rename: the question text is lost",
     },
   },

@@ -232,14 +232,12 @@ describe("row-level security matrix for the app login role", () => {
   });
 
   it("refuses an update that hands an own session to another member", async () => {
-    const moved = outcome(
-      async (sql) =>
-        (
-          await sql`update admin_sessions set user_id = ${a.manager.userId}
-                    where user_id = ${a.member.userId} returning 1`
-        ).length,
+    const moved = asTenant(
+      a.member,
+      (sql) => sql`update admin_sessions set user_id = ${a.manager.userId}
+                   where user_id = ${a.member.userId} returning 1`,
     );
-    expect(await moved).toBe("denied");
+    await expect(moved).rejects.toMatchObject(PRIVILEGE_REFUSAL);
   });
 
   it("refuses an update that hands an own row to another owner", async () => {
