@@ -137,10 +137,8 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     }),
   );
   // A body limit on every route; /mcp raises it below. Forms and metadata need far less.
-  app.use("*", async (c, next) => {
-    if (c.req.path === "/mcp") return next();
-    return bodyLimit({ maxSize: MAX_FORM_BODY_BYTES, onError: tooLarge })(c, next);
-  });
+  const formLimit = bodyLimit({ maxSize: MAX_FORM_BODY_BYTES, onError: tooLarge });
+  app.use("*", async (c, next) => (c.req.path === "/mcp" ? next() : formLimit(c, next)));
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 

@@ -73,10 +73,11 @@ function createJwtVerifier(
     );
   const orgClaim = options.organizationClaim ?? "north_org";
   const userClaim = options.userClaim ?? "sub";
+  const checks = jwtChecks(options);
   return async (token) => {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys, jwtChecks(options)));
+      ({ payload } = await jwtVerify(token, keys, checks));
     } catch {
       return null;
     }
