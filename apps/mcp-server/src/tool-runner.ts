@@ -86,13 +86,16 @@ export async function runTool(
       "tool call",
     );
 
-  const decision = await ctx.limiter.consume(principal, tool.kind);
-  if (!decision.allowed) {
+  /** A refused call writes nothing but its audit row, whether the limiter or the gate refused. */
+  const refuse = async (retryAfterS: number) => {
     const target = tool.auditTarget?.(input);
     await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));
     log("rate_limited");
-    return rateLimited(tool, input, decision.retryAfterS);
-  }
+    return rateLimited(tool, input, retryAfterS);
+  };
+
+  const decision = await ctx.limiter.consume(principal, tool.kind);
+  if (!decision.allowed) return refuse(decision.retryAfterS);
 
   let outcome: ToolOutcome<unknown>;
   try {
@@ -112,19 +115,12 @@ export async function runTool(
         await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);
         return result;
       });
-    if (ctx.gate) {
-      const gated = await ctx.gate.run(tenant.organizationId, transaction);
-      if (!gated.ok) {
-        // This workspace already runs its share of the pool: refuse, as a limiter would.
-        const target = tool.auditTarget?.(input);
-        await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));
-        log("rate_limited");
-        return rateLimited(tool, input, 1);
-      }
-      outcome = gated.value;
-    } else {
-      outcome = await transaction();
-    }
+    const gated = ctx.gate
+      ? await ctx.gate.run(tenant.organizationId, transaction)
+      : { ok: true as const, value: await transaction() };
+    // Not admitted: this workspace already runs its share of the pool; refuse as a limiter would.
+    if (!gated.ok) return refuse(1);
+    outcome = gated.value;
   } catch (error) {
     const timedOut = hasSqlState(error, QUERY_CANCELED);
     ctx.logger.error(
