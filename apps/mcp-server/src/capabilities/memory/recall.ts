@@ -58,12 +58,15 @@ export const toMeta = (m: RecalledMemory) => ({
   expires_at: new Date(m.expiresAt).toISOString(),
 });
 
-/** Recall shared by this tool and the briefing: live memories, fenced within the token budget. */
+/**
+ * Recall shared by this tool and the briefing: live memories, fenced within the token budget.
+ * `query` arrives already sanitized by `checkRecallQuery` (undefined when blank).
+ */
 export async function recallFenced(
   ctx: ToolContext,
   params: { query?: string; subjectFingerprint?: string; subjectType?: string; limit: number },
 ) {
-  const query = params.query?.trim() || undefined;
+  const { query } = params;
   const queryEmbedding = query && ctx.embedder ? await embedOne(ctx.embedder, query) : undefined;
   const recalled = await recallMemories(ctx.tx, {
     organizationId: ctx.tenant.organizationId,
