@@ -29,26 +29,4 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   );
 }
 
-/**
- * What of an error may be logged: its class, SQLSTATE and constraint, and our own messages.
- * postgres.js errors carry the query and its parameters (bodies); their messages can quote
- * values. Neither is logged.
- */
-export function describeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { errorType: typeof error };
-  const fields = error as Error & { code?: unknown; constraint_name?: unknown; routine?: unknown };
-  if (error.name === "PostgresError" || typeof fields.routine === "string") {
-    return {
-      errorType: error.name,
-      code: fields.code,
-      constraint: fields.constraint_name,
-      routine: fields.routine,
-    };
-  }
-  const cause = (error as { cause?: unknown }).cause;
-  return {
-    errorType: error.name,
-    message: cause ? undefined : error.message,
-    cause: cause ? describeError(cause) : undefined,
-  };
-}
+export { describeError } from "@north/db";

@@ -74,7 +74,7 @@ export {
   type SubjectFingerprinter,
 } from "./memories.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
-export { hasSqlState } from "./pg-errors.ts";
+export { describeError, hasSqlState } from "./pg-errors.ts";
 export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./provision.ts";
 export {
   AUDIT_OUTCOMES,

@@ -9,3 +9,22 @@ export function hasSqlState(error: unknown, code: string): boolean {
   }
   return false;
 }
+
+/**
+ * What of an error may be logged: class names, SQLSTATEs, constraint and routine names along
+ * the cause chain. Never a message or a stack: Drizzle's carry the query and its parameters
+ * (subject names, memory bodies), PostgreSQL's can quote values, and a library's may quote its
+ * input. Shared by the MCP server's and the console's logs.
+ */
+export function describeError(error: unknown, depth = 0): Record<string, unknown> {
+  if (!(error instanceof Error)) return { errorType: typeof error };
+  const fields = error as Error & { code?: unknown; constraint_name?: unknown; routine?: unknown };
+  const cause = (error as { cause?: unknown }).cause;
+  return {
+    errorType: error.name,
+    code: typeof fields.code === "string" ? fields.code : undefined,
+    constraint: typeof fields.constraint_name === "string" ? fields.constraint_name : undefined,
+    routine: typeof fields.routine === "string" ? fields.routine : undefined,
+    cause: cause !== undefined && depth < 3 ? describeError(cause, depth + 1) : undefined,
+  };
+}
