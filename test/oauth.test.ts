@@ -2,19 +2,17 @@ import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createApiToken, removeMember } from "@north/db";
-import {
-  buildMcpApp,
-  createAuthResolver,
-  createLogger,
-  createRateLimiter,
-  type OAuthOptions,
-} from "@north/mcp-server";
+import type { buildMcpApp } from "@north/mcp-server";
 import type { JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { type SigningKey, startTestIssuer, type TestIssuer } from "./support/jwt-issuer.ts";
-import { TEST_AUDIT_KEY } from "./support/mcp.ts";
+import {
+  buildOAuthTestApp,
+  type SigningKey,
+  startTestIssuer,
+  type TestIssuer,
+} from "./support/jwt-issuer.ts";
 import { saveAnswer } from "./support/tools.ts";
 
 /**
@@ -28,7 +26,6 @@ const RESOURCE = "http://localhost/mcp";
 let db: TestDatabase;
 let ws: Workspace;
 let issuer: TestIssuer;
-let oauth: OAuthOptions;
 let app: ReturnType<typeof buildMcpApp>;
 let sign: TestIssuer["sign"];
 let otherKey: SigningKey;
@@ -40,15 +37,8 @@ beforeAll(async () => {
     north_org: ws.organizationId,
     sub: ws.member.userId,
   });
-  ({ oauth, sign, otherKey } = issuer);
-  app = buildMcpApp({
-    db: db.app.db,
-    resolvePrincipal: createAuthResolver(db.app.db, oauth),
-    oauth,
-    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
-    logger: createLogger({ level: "silent" }),
-    auditKey: TEST_AUDIT_KEY,
-  });
+  ({ sign, otherKey } = issuer);
+  app = buildOAuthTestApp(db, issuer);
 });
 afterAll(async () => {
   await issuer.close();

@@ -1,14 +1,8 @@
-import {
-  buildMcpApp,
-  createAuthResolver,
-  createLogger,
-  createRateLimiter,
-} from "@north/mcp-server";
+import type { buildMcpApp } from "@north/mcp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
-import { startTestIssuer, type TestIssuer } from "../support/jwt-issuer.ts";
-import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import { buildOAuthTestApp, startTestIssuer, type TestIssuer } from "../support/jwt-issuer.ts";
 
 /**
  * Findings 3, 4 and 12, and the exact-origin rule of finding 2, against one real app with the
@@ -32,13 +26,7 @@ beforeAll(async () => {
     north_org: ws.organizationId,
     sub: ws.member.userId,
   });
-  app = buildMcpApp({
-    db: db.app.db,
-    resolvePrincipal: createAuthResolver(db.app.db, issuer.oauth),
-    oauth: issuer.oauth,
-    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
-    logger: createLogger({ level: "silent" }),
-    auditKey: TEST_AUDIT_KEY,
+  app = buildOAuthTestApp(db, issuer, {
     admin: { fetch: () => new Response("console", { status: 200 }) },
   });
 });

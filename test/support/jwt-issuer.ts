@@ -1,8 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { OAuthOptions } from "@north/mcp-server";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createLogger,
+  createRateLimiter,
+  type McpAppDeps,
+  type OAuthOptions,
+} from "@north/mcp-server";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
+import type { TestDatabase } from "./database.ts";
+import { TEST_AUDIT_KEY } from "./mcp.ts";
 
 export type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 
@@ -65,4 +74,24 @@ export async function startTestIssuer(
     },
     close: () => new Promise((resolve) => jwks.close(() => resolve())),
   };
+}
+
+/**
+ * The real app in OAuth resource-server mode, trusting `issuer`: JWTs are verified by the
+ * production resolver against the issuer's JWKS. `admin` mounts a console stand-in.
+ */
+export function buildOAuthTestApp(
+  db: TestDatabase,
+  issuer: TestIssuer,
+  options: Pick<McpAppDeps, "admin"> = {},
+): ReturnType<typeof buildMcpApp> {
+  return buildMcpApp({
+    db: db.app.db,
+    resolvePrincipal: createAuthResolver(db.app.db, issuer.oauth),
+    oauth: issuer.oauth,
+    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    logger: createLogger({ level: "silent" }),
+    auditKey: TEST_AUDIT_KEY,
+    ...options,
+  });
 }
