@@ -623,9 +623,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: '    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));\n    log("rate_limited");\n    return rateLimited(tool, input, decision.retryAfterS);',
-      replace:
-        '    log("rate_limited");\n    return rateLimited(tool, input, decision.retryAfterS);',
+      find: '    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));\n    log("rate_limited");\n    return rateLimited(tool, input, retryAfterS);',
+      replace: '    log("rate_limited");\n    return rateLimited(tool, input, retryAfterS);',
       why: "skip the audit row of a rate-limited call",
     },
   },
@@ -726,10 +725,10 @@ export const MUTATIONS: readonly Entry[] = [
       "turns an internal failure into JSON-RPC -32603 with no detail, audited and logged without the body",
     ),
     mutation: {
-      file: "apps/mcp-server/src/logger.ts",
-      find: "message: cause ? undefined : error.message,",
-      replace: "message: error.message,",
-      why: "log the message of a wrapped driver error, which quotes the query's parameters",
+      file: "packages/db/src/pg-errors.ts",
+      find: "    errorType: error.name,\n    code:",
+      replace: "    errorType: error.name,\n    message: error.message,\n    code:",
+      why: "log an error's message, which for a driver error quotes the query's parameters",
     },
   },
   {

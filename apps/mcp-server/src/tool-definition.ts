@@ -109,6 +109,11 @@ export interface Capability {
   // biome-ignore lint/suspicious/noExplicitAny: as above, for prompts.
   prompts: readonly PromptDefinition<any>[];
   guidance: readonly string[];
+  /**
+   * Features that ride on this capability and need more than its scopes (GET /manifest lists
+   * each with its own activation): today, semantic recall, which needs an embedder.
+   */
+  features?: readonly { id: string; needs: "embedder" }[];
 }
 
 /** The fingerprinting function the runner uses for audit targets. */

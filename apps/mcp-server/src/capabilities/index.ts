@@ -1,7 +1,10 @@
 import { CLOSING_RULES } from "@north/agent-runtime";
 import { hasScopes, type Principal, type Scope } from "../principal.ts";
 import type { Capability } from "../tool-definition.ts";
-import { memoryReadCapability, memoryWriteCapability } from "./memory/index.ts";
+import { memoryReadCapability, memoryWriteCapability, SEMANTIC_RECALL } from "./memory/index.ts";
+
+export { SEMANTIC_RECALL };
+
 import { workingProfileCapability } from "./working-profile/index.ts";
 
 /** Every capability North can offer. tools/list, prompts/list and instructions compose from it. */
@@ -39,13 +42,10 @@ export interface ActivationOptions {
   embedderFailure?: string;
 }
 
-/** The feature that rides on the memory-read capability when an embedder is configured. */
-export const SEMANTIC_RECALL = "semantic-recall";
-
 /**
  * Every capability with whether it is active for this principal and, when not, why — so an
  * operator can see why a model does not get a tool (the source system's "activations with
- * reasons"). Semantic recall is listed as a feature of memory-read.
+ * reasons"), followed by each capability's features (semantic recall, on memory-read).
  */
 export function capabilityActivations(
   principal: Principal,
@@ -57,20 +57,21 @@ export function capabilityActivations(
       ? { id: capability.id, scopes: capability.scopes, active: true }
       : { id: capability.id, scopes: capability.scopes, active: false, reason: "scope_off" },
   );
-  const memoryRead = all.find((c) => c.id === "memory-read");
-  if (memoryRead) {
-    const reason: InactiveReason | undefined = !hasScopes(principal, memoryRead.scopes)
-      ? "scope_off"
-      : !options.embedder
-        ? "no_embedder"
-        : options.embedderFailure
-          ? `degraded:${options.embedderFailure}`
-          : undefined;
-    activations.push(
-      reason
-        ? { id: SEMANTIC_RECALL, scopes: memoryRead.scopes, active: false, reason }
-        : { id: SEMANTIC_RECALL, scopes: memoryRead.scopes, active: true },
-    );
+  for (const capability of all) {
+    for (const feature of capability.features ?? []) {
+      const reason: InactiveReason | undefined = !hasScopes(principal, capability.scopes)
+        ? "scope_off"
+        : !options.embedder
+          ? "no_embedder"
+          : options.embedderFailure
+            ? `degraded:${options.embedderFailure}`
+            : undefined;
+      activations.push(
+        reason
+          ? { id: feature.id, scopes: capability.scopes, active: false, reason }
+          : { id: feature.id, scopes: capability.scopes, active: true },
+      );
+    }
   }
   return activations;
 }
