@@ -46,6 +46,8 @@ export interface AuditEvent {
   target?: TargetFingerprint;
   /** Rows affected, for calls where that is the point (forget, purge). */
   affected?: number;
+  /** Why, for a refusal or revocation: a short code, never free text. */
+  reason?: string;
 }
 
 /**
@@ -63,6 +65,7 @@ export async function recordAudit(tx: Tx, event: AuditEvent): Promise<void> {
     targetFingerprint: event.target?.fingerprint ?? null,
     targetLength: event.target?.length ?? null,
     affected: event.affected ?? null,
+    reason: event.reason ?? null,
   });
 }
 

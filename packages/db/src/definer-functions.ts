@@ -252,10 +252,150 @@ BEGIN
 END`,
 });
 
+const SSO_CONNECTION_COLUMNS =
+  "TABLE (organization_id uuid, issuer text, client_id text, client_secret_encrypted text)";
+
+export const SSO_FOR_DOMAIN_FUNCTION = "sso_connection_for_domain";
+
+/**
+ * Home-realm discovery (SPEC §3a): the IdP configured for an email domain, before anyone is
+ * signed in. The app role has no grant on `sso_connections`; this is its way in, one domain at a
+ * time, and what it returns is what a redirect to the IdP needs.
+ */
+const ssoForDomain = definerFunction({
+  name: SSO_FOR_DOMAIN_FUNCTION,
+  params: "p_domain text",
+  returns: SSO_CONNECTION_COLUMNS,
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT c.organization_id, c.issuer, c.client_id, c.client_secret_encrypted
+    FROM public.sso_domains d
+    JOIN public.sso_connections c ON c.organization_id = d.organization_id
+    WHERE d.domain = lower(p_domain);
+END`,
+});
+
+export const SSO_FOR_ORGANIZATION_FUNCTION = "sso_connection_for_organization";
+
+/** The IdP of one organisation, for the callback of a sign-in that discovery started. */
+const ssoForOrganization = definerFunction({
+  name: SSO_FOR_ORGANIZATION_FUNCTION,
+  params: "p_organization_id uuid",
+  returns: SSO_CONNECTION_COLUMNS,
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT c.organization_id, c.issuer, c.client_id, c.client_secret_encrypted
+    FROM public.sso_connections c
+    WHERE c.organization_id = p_organization_id;
+END`,
+});
+
+export const SIGN_IN_MEMBER_FUNCTION = "sign_in_member";
+
+/**
+ * Maps a verified IdP identity to a member of the organisation (SPEC §3a): by the (issuer,
+ * subject) pair bound at an earlier sign-in, else by the verified email among the organisation's
+ * active members, which then binds the pair. `outcome` says which, or why nobody matched:
+ * `not_member` (no such active member — there is no self-signup) or `bound_elsewhere` (the
+ * member is already bound to another subject at this issuer: an email the IdP moved to another
+ * account does not inherit the member).
+ */
+const signInMember = definerFunction({
+  name: SIGN_IN_MEMBER_FUNCTION,
+  params: "p_organization_id uuid, p_issuer text, p_subject text, p_email text",
+  returns: "TABLE (user_id uuid, role text, outcome text)",
+  volatility: "VOLATILE",
+  body: `DECLARE
+  v_user uuid;
+  v_role text;
+BEGIN
+  SELECT m.user_id, m.role INTO v_user, v_role
+  FROM public.member_identities i
+  JOIN public.members m ON m.organization_id = i.organization_id AND m.user_id = i.user_id
+  WHERE i.issuer = p_issuer AND i.subject = p_subject
+    AND i.organization_id = p_organization_id AND m.removed_at IS NULL;
+  IF v_user IS NOT NULL THEN
+    RETURN QUERY SELECT v_user, v_role, 'bound'::text;
+    RETURN;
+  END IF;
+  IF EXISTS (SELECT 1 FROM public.member_identities i
+             WHERE i.issuer = p_issuer AND i.subject = p_subject) THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'not_member'::text;
+    RETURN;
+  END IF;
+  SELECT m.user_id, m.role INTO v_user, v_role
+  FROM public.members m
+  WHERE m.organization_id = p_organization_id
+    AND lower(m.email) = lower(p_email)
+    AND m.removed_at IS NULL;
+  IF v_user IS NULL THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'not_member'::text;
+    RETURN;
+  END IF;
+  IF EXISTS (SELECT 1 FROM public.member_identities i
+             WHERE i.user_id = v_user AND i.issuer = p_issuer) THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'bound_elsewhere'::text;
+    RETURN;
+  END IF;
+  INSERT INTO public.member_identities (issuer, subject, organization_id, user_id)
+  VALUES (p_issuer, p_subject, p_organization_id, v_user);
+  RETURN QUERY SELECT v_user, v_role, 'matched'::text;
+END`,
+});
+
+export const MEMBER_FOR_USER_FUNCTION = "active_member_for_user";
+
+/**
+ * The active member behind a user id the authorization server already holds (its session, a
+ * token's subject): organisation, role and email, for the consent page and token claims.
+ */
+const memberForUser = definerFunction({
+  name: MEMBER_FOR_USER_FUNCTION,
+  params: "p_user_id uuid",
+  returns: "TABLE (organization_id uuid, role text, email text)",
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT m.organization_id, m.role, m.email
+    FROM public.members m
+    WHERE m.user_id = p_user_id AND m.removed_at IS NULL;
+END`,
+});
+
+export const RESOLVE_GRANT_FUNCTION = "resolve_oauth_grant";
+
+/**
+ * The resource server's per-request check of a North access token (SPEC §3a): its member is
+ * still active and the grant (the member's consent to that client) still exists, so revoking a
+ * grant or removing a member ends access on the next call. One round trip, like API tokens.
+ */
+const resolveGrant = definerFunction({
+  name: RESOLVE_GRANT_FUNCTION,
+  params: "p_user_id uuid, p_client_id text",
+  returns: "TABLE (organization_id uuid, role text, grant_id text)",
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT m.organization_id, m.role, c.id
+    FROM public.members m
+    JOIN north_auth.oauth_consent c
+      ON c.user_id = p_user_id::text AND c.client_id = p_client_id
+    WHERE m.user_id = p_user_id AND m.removed_at IS NULL
+    LIMIT 1;
+END`,
+});
+
 export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   adminProfiles,
   resolveToken,
   purgeMemories,
   adminAudit,
   resolveSession,
+  ssoForDomain,
+  ssoForOrganization,
+  signInMember,
+  memberForUser,
+  resolveGrant,
 ];

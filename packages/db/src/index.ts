@@ -76,6 +76,7 @@ export {
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 export { describeError, hasSqlState } from "./pg-errors.ts";
 export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./provision.ts";
+export * as authorizationServerTables from "./schema/authorization-server.ts";
 export {
   AUDIT_OUTCOMES,
   type AuditOutcome,
@@ -91,7 +92,31 @@ export {
   TENANT_USER_SETTING,
   workingProfileAnswers,
 } from "./schema/index.ts";
-export { type Tenant, withTenant } from "./tenant.ts";
+export {
+  type ActiveMember,
+  activeMemberForUser,
+  DomainTakenError,
+  ensureAuthorizationServerUser,
+  type GrantSummary,
+  getSsoConnection,
+  listGrants,
+  type ResolvedGrant,
+  type RevokedGrant,
+  removeSsoConnection,
+  resolveOAuthGrant,
+  revokeClientAccess,
+  revokeGrant,
+  type SetSsoParams,
+  type SignInMatch,
+  type SignInOutcome,
+  type SsoConnection,
+  type SsoSummary,
+  setSsoConnection,
+  signInMember,
+  ssoConnectionForDomain,
+  ssoConnectionForOrganization,
+} from "./sign-in.ts";
+export { type Tenant, withOrganization, withTenant } from "./tenant.ts";
 export {
   type AdminProfileEntry,
   type AdminProfilesResult,

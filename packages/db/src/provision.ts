@@ -6,9 +6,12 @@ import {
   adminSessions,
   apiTokens,
   auditEvents,
+  memberIdentities,
   members,
   memories,
   organizations,
+  ssoConnections,
+  ssoDomains,
   workingProfileAnswers,
 } from "./schema/index.ts";
 
@@ -41,7 +44,17 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
   // Opened and ended in the member's own tenant; looked up by hash only through
   // resolve_admin_session. Ending one is the only change the app role may make.
   { table: adminSessions, privileges: "SELECT, INSERT, UPDATE (ended_at)" },
+  // Sign-in configuration and bindings: read and written only through the definer functions.
+  { table: ssoConnections, privileges: "" },
+  { table: ssoDomains, privileges: "" },
+  { table: memberIdentities, privileges: "" },
 ];
+
+/**
+ * The authorization server's own schema (schema/authorization-server.ts): the library's tables,
+ * read and written by the app role before any tenant is known, so without row-level security.
+ */
+export const AUTHORIZATION_SERVER_SCHEMA = "north_auth";
 
 /** Every table North owns: provisioning hands each to `forma` and sets its grants. */
 export const PROVISIONED_TABLES: readonly PgTable[] = TABLE_GRANTS.map((g) => g.table);
@@ -103,6 +116,19 @@ export async function provisionDatabase(url: string, options: ProvisionOptions):
         await sql.unsafe(`ALTER TABLE ${name} NO FORCE ROW LEVEL SECURITY`);
         await sql.unsafe(`REVOKE ALL ON ${name} FROM PUBLIC, app_role, ${login}`);
         if (privileges) await sql.unsafe(`GRANT ${privileges} ON ${name} TO app_role`);
+      }
+
+      const authSchema = AUTHORIZATION_SERVER_SCHEMA;
+      await sql.unsafe(`ALTER SCHEMA ${authSchema} OWNER TO forma`);
+      await sql.unsafe(`REVOKE ALL ON SCHEMA ${authSchema} FROM PUBLIC`);
+      await sql.unsafe(`GRANT USAGE ON SCHEMA ${authSchema} TO app_role`);
+      const authTables = await sql<{ name: string }[]>`
+        select tablename as name from pg_catalog.pg_tables where schemaname = ${authSchema}`;
+      for (const { name } of authTables) {
+        const qualified = `${authSchema}."${name}"`;
+        await sql.unsafe(`ALTER TABLE ${qualified} OWNER TO forma`);
+        await sql.unsafe(`REVOKE ALL ON ${qualified} FROM PUBLIC, app_role, ${login}`);
+        await sql.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${qualified} TO app_role`);
       }
 
       // Drop every overload by its exact signature, without CASCADE, then re-create.

@@ -31,3 +31,21 @@ export async function withTenant<T>(
     return work(tx);
   });
 }
+
+/**
+ * Runs `work` with only the organisation set: for the ledger's events that have no actor yet,
+ * such as a sign-in refused before any member was found.
+ */
+export async function withOrganization<T>(
+  db: Database,
+  organizationId: string,
+  work: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  if (!UUID.test(organizationId)) throw new TypeError("withOrganization needs a uuid");
+  return db.transaction(async (tx) => {
+    await tx.execute(
+      sql`select set_config(${TENANT_ORGANIZATION_SETTING}, ${organizationId}, true), set_config(${TENANT_USER_SETTING}, '', true)`,
+    );
+    return work(tx);
+  });
+}

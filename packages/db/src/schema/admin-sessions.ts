@@ -35,9 +35,8 @@ export const adminSessions = pgTable(
       .notNull()
       .references(() => organizations.id),
     userId: uuid("user_id").notNull(),
-    tokenId: uuid("token_id")
-      .notNull()
-      .references(() => apiTokens.id),
+    /** The API token the session was opened with; null when it was opened through the IdP. */
+    tokenId: uuid("token_id").references(() => apiTokens.id),
     csrfToken: text("csrf_token").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull().defaultNow(),

@@ -23,6 +23,11 @@ export const AUDIT_OUTCOMES = [
   "error",
   "forgotten",
   "purged",
+  // Sign-in (SPEC §3a): a consent granted or denied, a sign-in refused, a grant revoked.
+  "granted",
+  "denied",
+  "refused",
+  "revoked",
 ] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
@@ -46,6 +51,8 @@ export const auditEvents = pgTable(
     targetLength: integer("target_length"),
     /** Rows a call affected, where that is the point (forget, purge). Added in 0004. */
     affected: integer("affected"),
+    /** Why, for a refusal or revocation: a short code (`not_member`, `email_unverified`…). */
+    reason: text("reason"),
   },
   (t) => [
     index("audit_events_organization_time").on(t.organizationId, t.occurredAt),
@@ -61,6 +68,10 @@ export const auditEvents = pgTable(
     check(
       "audit_events_target_pair",
       sql`(${t.targetFingerprint} is null) = (${t.targetLength} is null) and (${t.targetLength} is null or ${t.targetLength} >= 0)`,
+    ),
+    check(
+      "audit_events_reason_shape",
+      sql`${t.reason} is null or ${t.reason} ~ '^[a-z][a-z_]{0,39}$'`,
     ),
     pgPolicy("audit_events_tenant_insert", {
       for: "insert",

@@ -5,6 +5,7 @@ export { MEMBER_ROLES, type MemberRole, members } from "./members.ts";
 export { memories } from "./memories.ts";
 export { organizations } from "./organizations.ts";
 export { appRole } from "./roles.ts";
+export { memberIdentities, ssoConnections, ssoDomains } from "./sign-in.ts";
 export {
   currentOrganizationId,
   currentUserId,
