@@ -56,6 +56,11 @@ export interface McpAppDeps {
    */
   tenantConcurrency?: { perOrganization: number; maxWaitMs: number };
   /**
+   * North's authorization server and its sign-in pages (`createSignIn`): mounted at the root,
+   * behind the same Host/Origin guard and form body limit.
+   */
+  signIn?: { routes: Hono<{ Variables: { requestId: string } }> };
+  /**
    * The admin console (`@north/web`), mounted at `/admin` behind the same Host/Origin guard.
    * Passed in by the composition root (the CLI) so this package does not depend on it.
    */
@@ -194,6 +199,8 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     c.set("principal", principal);
     await next();
   });
+
+  if (deps.signIn) app.route("/", deps.signIn.routes);
 
   if (deps.admin) {
     const admin = deps.admin;

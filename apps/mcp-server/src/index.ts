@@ -38,6 +38,8 @@ export {
   describeTool,
   SERVER_INFO,
 } from "./server.ts";
+export { createSecretBox, createSignIn, type SignIn, type SignInOptions } from "./sign-in/index.ts";
+export { createMetadataFetch } from "./sign-in/metadata-fetch.ts";
 export type {
   Capability,
   Embedder,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type Database, members, TOKEN_PREFIX, withTenant } from "@north/db";
+import { type Database, members, resolveOAuthGrant, TOKEN_PREFIX, withTenant } from "@north/db";
 import { and, eq, isNull } from "drizzle-orm";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { bearerToken, principalForToken } from "./auth.ts";
@@ -44,6 +44,13 @@ export interface OAuthOptions {
   userClaim?: string;
   /** For tests and custom key sources; by default the remote JWKS. */
   keys?: JWTVerifyGetKey;
+  /**
+   * North's own authorization server issued the tokens (SPEC §3a): the token's `sub` is the
+   * member's user id and `client_id` names the client, and on every request the member must be
+   * active and the grant (their consent to that client) still in place. Scopes are capped by
+   * the member's current role, whatever the token says.
+   */
+  grants?: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -81,6 +88,7 @@ function createJwtVerifier(
     } catch {
       return null;
     }
+    if (options.grants) return principalForGrant(db, payload);
     const organizationId = payload[orgClaim];
     const userId = payload[userClaim];
     if (typeof organizationId !== "string" || !UUID.test(organizationId)) return null;
@@ -107,6 +115,24 @@ function createJwtVerifier(
       tokenId: tokenIdFor(payload),
     };
     return principal;
+  };
+}
+
+/** A North-issued access token → its member, if the grant behind it still holds. */
+async function principalForGrant(db: Database, payload: JWTPayload): Promise<Principal | null> {
+  const userId = payload.sub;
+  const clientId = (payload as { client_id?: unknown }).client_id;
+  if (typeof userId !== "string" || !UUID.test(userId)) return null;
+  if (typeof clientId !== "string" || !clientId) return null;
+  const grant = await resolveOAuthGrant(db, userId, clientId);
+  if (!grant) return null;
+  const scopes = scopesOf(payload).filter((s) => s !== "admin" || grant.role === "manager");
+  return {
+    organizationId: grant.organizationId,
+    userId,
+    role: grant.role,
+    scopes,
+    tokenId: tokenIdFor(payload),
   };
 }
 

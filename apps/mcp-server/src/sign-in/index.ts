@@ -1,0 +1,82 @@
+import type { Database, TargetFingerprint } from "@north/db";
+import { Hono } from "hono";
+import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
+import type { Logger } from "../logger.ts";
+import type { OAuthOptions } from "../oauth.ts";
+import { type AuthorizationServer, createAuthorizationServer } from "./authorization-server.ts";
+import { createIdentityProviders } from "./identity-provider.ts";
+import { createMetadataFetch } from "./metadata-fetch.ts";
+import { buildProtocolRoutes } from "./protocol.ts";
+import { buildSignInRoutes } from "./routes.ts";
+import { createSecretBox } from "./secret-box.ts";
+
+export { createSecretBox } from "./secret-box.ts";
+
+export interface SignInOptions {
+  db: Database;
+  /** NORTH_PUBLIC_URL, or http://127.0.0.1:PORT locally. */
+  issuer: string;
+  /** NORTH_SECRET_KEY (or the embedded install's own). */
+  secret: string;
+  fingerprint: (value: string) => TargetFingerprint;
+  logger: Logger;
+  /** Tests only: the CIMD transport (the default refuses every non-public address). */
+  fetchClientMetadata?: Parameters<typeof createAuthorizationServer>[0]["fetchClientMetadata"];
+}
+
+/** How often an unknown key id may make the resource server re-read the signing keys. */
+const KEY_RELOAD_INTERVAL_MS = 10_000;
+
+/**
+ * The resource server's view of the authorization server's signing keys: read from the
+ * library (its database), not fetched over HTTP from this same process, and re-read when a
+ * token names a key not seen yet — at most every ten seconds, so forged key ids cost nothing.
+ */
+function localKeys(as: AuthorizationServer): JWTVerifyGetKey {
+  let keys: JWTVerifyGetKey | null = null;
+  let loadedAt = 0;
+  const load = async () => {
+    const set = (await as.api.getJwks()) as unknown as JSONWebKeySet;
+    keys = createLocalJWKSet(set);
+    loadedAt = Date.now();
+    return keys;
+  };
+  return async (header, token) => {
+    const current = keys ?? (await load());
+    try {
+      return await current(header, token);
+    } catch (error) {
+      if (Date.now() - loadedAt < KEY_RELOAD_INTERVAL_MS) throw error;
+      return (await load())(header, token);
+    }
+  };
+}
+
+/**
+ * North's sign-in (SPEC §3a): the authorization server, its pages, and the resource-server
+ * options that verify what it issues.
+ */
+export function createSignIn(options: SignInOptions) {
+  const as = createAuthorizationServer({
+    db: options.db,
+    issuer: options.issuer,
+    secret: options.secret,
+    fetchClientMetadata: options.fetchClientMetadata ?? createMetadataFetch(),
+  });
+  const secrets = createSecretBox(options.secret);
+  const routes = new Hono<{ Variables: { requestId: string } }>();
+  routes.route("/", buildProtocolRoutes({ ...options, as }));
+  routes.route(
+    "/sign-in",
+    buildSignInRoutes({ ...options, as, idps: createIdentityProviders(), secrets }),
+  );
+  const oauth: OAuthOptions = {
+    issuer: as.issuer,
+    resourceUrl: as.resource,
+    keys: localKeys(as),
+    grants: true,
+  };
+  return { as, routes, oauth };
+}
+
+export type SignIn = ReturnType<typeof createSignIn>;

@@ -1,0 +1,200 @@
+import {
+  activeMemberForUser,
+  authorizationServerTables as ast,
+  type Database,
+  type TargetFingerprint,
+} from "@north/db";
+import { eq } from "drizzle-orm";
+import { Hono } from "hono";
+import type { Logger } from "../logger.ts";
+import { describeError } from "../logger.ts";
+import { SCOPES } from "../principal.ts";
+import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
+import { messagePage } from "./pages.ts";
+import { entitlement, revokeAndAudit, storedTokenHash } from "./routes.ts";
+
+export interface ProtocolDeps {
+  db: Database;
+  as: AuthorizationServer;
+  fingerprint: (value: string) => TargetFingerprint;
+  logger: Logger;
+}
+
+/** The library endpoints the outside world may reach; everything else under the base path 404s. */
+const PUBLIC_ENDPOINTS = new Set([
+  "GET /oauth2/authorize",
+  "POST /oauth2/token",
+  "POST /oauth2/register",
+  "POST /oauth2/revoke",
+  "GET /jwks",
+]);
+
+const isLoopbackRedirect = (uri: unknown) => {
+  if (typeof uri !== "string") return false;
+  try {
+    const url = new URL(uri);
+    return url.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+  } catch {
+    return false;
+  }
+};
+
+const pageHeaders = {
+  "Content-Security-Policy": "default-src 'none'; style-src 'self'; frame-ancestors 'none'",
+  "Cache-Control": "no-store",
+};
+
+/**
+ * The authorization server's protocol surface: RFC 8414 metadata at the root, and the library's
+ * endpoints under {@link AS_BASE_PATH}, each with the adjustment decision 017 records.
+ */
+export function buildProtocolRoutes(deps: ProtocolDeps) {
+  const app = new Hono();
+  const { auth } = deps.as;
+  const forward = (request: Request) => auth.handler(request);
+
+  app.get("/.well-known/oauth-authorization-server", (c) => deps.as.metadata(c.req.raw));
+  app.get(`/.well-known/oauth-authorization-server${AS_BASE_PATH}`, (c) =>
+    deps.as.metadata(c.req.raw),
+  );
+
+  // Authorization: PKCE S256 and RFC 8707 `resource` are required before the library sees the
+  // request; the scope is what the member may hold, plus the refresh-token scope.
+  app.get(`${AS_BASE_PATH}/oauth2/authorize`, async (c) => {
+    const url = new URL(c.req.url);
+    const params = url.searchParams;
+    const problem =
+      params.get("code_challenge_method") !== "S256" || !params.get("code_challenge")
+        ? "PKCE with S256 is required (code_challenge and code_challenge_method=S256)."
+        : params.getAll("resource").length !== 1 || params.get("resource") !== deps.as.resource
+          ? `The resource parameter must be ${deps.as.resource}.`
+          : null;
+    if (problem) {
+      return c.html(
+        messagePage(
+          "This sign-in request is not valid",
+          problem,
+          "Start again from your Claude app.",
+        ),
+        400,
+        pageHeaders,
+      );
+    }
+    const requested = (params.get("scope") ?? "").split(" ").filter(Boolean);
+    let scopes = requested.length ? requested : [...SCOPES];
+    const session = await deps.as.api.getSession({ headers: c.req.raw.headers }).catch(() => null);
+    const member = session ? await activeMemberForUser(deps.db, session.user.id) : null;
+    if (member) {
+      const allowed = entitlement(member.role);
+      const narrowed = scopes.filter((s) => allowed.includes(s));
+      // Nothing left: keep the request as it was, so the consent page can say so.
+      if (narrowed.some((s) => s !== OFFLINE_ACCESS)) scopes = narrowed;
+    }
+    if (!scopes.includes(OFFLINE_ACCESS)) scopes.push(OFFLINE_ACCESS);
+    params.set("scope", scopes.join(" "));
+    return forward(new Request(url, c.req.raw));
+  });
+
+  // Dynamic Client Registration: a loopback redirect (Claude Code, MCP Inspector) is a native
+  // application even when the client does not say so (RFC 8252).
+  app.post(`${AS_BASE_PATH}/oauth2/register`, async (c) => {
+    let body: Record<string, unknown>;
+    try {
+      body = (await c.req.json()) as Record<string, unknown>;
+    } catch {
+      return c.json(
+        { error: "invalid_client_metadata", error_description: "body must be JSON" },
+        400,
+      );
+    }
+    if (!body || typeof body !== "object" || Array.isArray(body)) {
+      return c.json(
+        { error: "invalid_client_metadata", error_description: "body must be an object" },
+        400,
+      );
+    }
+    const redirects = body.redirect_uris;
+    if (
+      body.application_type === undefined &&
+      Array.isArray(redirects) &&
+      redirects.length > 0 &&
+      redirects.every(isLoopbackRedirect)
+    ) {
+      body.application_type = "native";
+    }
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("content-type", "application/json");
+    headers.delete("content-length");
+    return forward(new Request(c.req.url, { method: "POST", headers, body: JSON.stringify(body) }));
+  });
+
+  /** The member and client behind a presented refresh token, and whether it was already spent. */
+  const refreshTokenRow = async (token: string) => {
+    const [row] = await deps.db
+      .select({
+        userId: ast.oauthRefreshToken.userId,
+        clientId: ast.oauthRefreshToken.clientId,
+        revoked: ast.oauthRefreshToken.revoked,
+        rotatedAt: ast.oauthRefreshToken.rotatedAt,
+        replayUntil: ast.oauthRefreshToken.rotationReplayExpiresAt,
+      })
+      .from(ast.oauthRefreshToken)
+      .where(eq(ast.oauthRefreshToken.token, storedTokenHash(token)));
+    return row ?? null;
+  };
+
+  const revokeFor = async (
+    row: { userId: string; clientId: string },
+    reason: string,
+  ): Promise<void> => {
+    const member = await activeMemberForUser(deps.db, row.userId);
+    if (!member) return;
+    await revokeAndAudit(
+      deps.db,
+      { organizationId: member.organizationId, userId: row.userId, clientId: row.clientId },
+      reason,
+      deps.fingerprint,
+    ).catch((error) => deps.logger.error(describeError(error), "grant revocation failed"));
+  };
+
+  // Token endpoint: a spent refresh token presented after the grace window revokes the whole
+  // grant (the library revokes the refresh family; North also drops the consent the resource
+  // server checks, and records it).
+  app.post(`${AS_BASE_PATH}/oauth2/token`, async (c) => {
+    const form = await c.req.raw
+      .clone()
+      .formData()
+      .catch(() => null);
+    const refresh = form?.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
+    const row = typeof refresh === "string" ? await refreshTokenRow(refresh) : null;
+    const response = await forward(c.req.raw);
+    if (row?.revoked && response.status === 400) {
+      const withinGrace = row.replayUntil !== null && row.replayUntil > new Date();
+      if (!withinGrace) await revokeFor(row, "refresh_reuse");
+    }
+    return response;
+  });
+
+  // RFC 7009: a client that revokes its refresh token ends its grant.
+  app.post(`${AS_BASE_PATH}/oauth2/revoke`, async (c) => {
+    const form = await c.req.raw
+      .clone()
+      .formData()
+      .catch(() => null);
+    const token = form?.get("token");
+    const row = typeof token === "string" ? await refreshTokenRow(token) : null;
+    const response = await forward(c.req.raw);
+    if (row && response.ok) await revokeFor(row, "client");
+    return response;
+  });
+
+  app.get(`${AS_BASE_PATH}/jwks`, (c) => forward(c.req.raw));
+
+  app.all(`${AS_BASE_PATH}/*`, (c) => {
+    const key = `${c.req.method} ${c.req.path.slice(AS_BASE_PATH.length)}`;
+    if (PUBLIC_ENDPOINTS.has(key)) return forward(c.req.raw);
+    return c.json({ error: "not_found" }, 404);
+  });
+
+  return app;
+}

@@ -1,0 +1,233 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpsServer, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+import { createFingerprinter, freePort } from "@north/db";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createLogger,
+  createMetadataFetch,
+  createRateLimiter,
+  createSignIn,
+  type HttpServerHandle,
+  type SignIn,
+  startHttpServer,
+} from "@north/mcp-server";
+import { buildAdminApp } from "@north/web";
+import type { Page } from "playwright-core";
+import type { TestDatabase } from "./database.ts";
+import { TEST_AUDIT_KEY } from "./mcp.ts";
+
+export const TEST_SECRET_KEY = "test-secret-key-for-north-sign-in-suites-0123456789";
+/** The host name the test's Client ID Metadata Documents are served under (resolved locally). */
+export const CIMD_HOST = "client.north.test";
+
+export interface SignInServer {
+  /** `http://127.0.0.1:PORT`: the issuer; the MCP resource is `${base}/mcp`. */
+  base: string;
+  signIn: SignIn;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** A CIMD host: an https server with a certificate for {@link CIMD_HOST}, on 127.0.0.1. */
+export interface CimdHost {
+  port: number;
+  /** Serves `document` at `https://CIMD_HOST:PORT/<name>.json`; returns that URL. */
+  serve(name: string, document: Record<string, unknown>): string;
+  /** The transport North uses: the real one, told that CIMD_HOST is this server. */
+  fetch: ReturnType<typeof createMetadataFetch>;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export async function startCimdHost(): Promise<CimdHost> {
+  const dir = mkdtempSync(path.join(tmpdir(), "north-cimd-"));
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      path.join(dir, "key.pem"),
+      "-out",
+      path.join(dir, "cert.pem"),
+      "-days",
+      "1",
+      "-subj",
+      `/CN=${CIMD_HOST}`,
+      "-addext",
+      `subjectAltName=DNS:${CIMD_HOST}`,
+    ],
+    { stdio: "ignore" },
+  );
+  const cert = readFileSync(path.join(dir, "cert.pem"), "utf8");
+  const key = readFileSync(path.join(dir, "key.pem"), "utf8");
+  rmSync(dir, { recursive: true, force: true });
+  const documents = new Map<string, string>();
+  const requests: string[] = [];
+  const server: Server = createHttpsServer({ cert, key }, (req, res) => {
+    requests.push(req.url ?? "");
+    const body = documents.get(req.url ?? "");
+    if (!body) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    requests,
+    serve(name, document) {
+      documents.set(`/${name}.json`, JSON.stringify(document));
+      return `https://${CIMD_HOST}:${port}/${name}.json`;
+    },
+    fetch: createMetadataFetch({
+      lookup: async (hostname) =>
+        hostname === CIMD_HOST ? [{ address: "127.0.0.1", family: 4 }] : [],
+      allowAddress: (ip) => ip === "127.0.0.1",
+      tlsCa: cert,
+    }),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The real server with North's authorization server on: transport guard, real token resolver
+ * (API tokens and North's JWTs with the per-request grant check), sign-in pages and console,
+ * on a random loopback port that is also the issuer's.
+ */
+export async function startSignInServer(
+  db: TestDatabase,
+  options: { cimd?: CimdHost } = {},
+): Promise<SignInServer> {
+  const logs: string[] = [];
+  const logger = createLogger({
+    level: "info",
+    stream: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const signIn = createSignIn({
+    db: db.app.db,
+    issuer: base,
+    secret: TEST_SECRET_KEY,
+    fingerprint: createFingerprinter(TEST_AUDIT_KEY),
+    logger,
+    fetchClientMetadata: options.cimd?.fetch,
+  });
+  const app = buildMcpApp({
+    db: db.app.db,
+    resolvePrincipal: createAuthResolver(db.app.db, signIn.oauth),
+    oauth: signIn.oauth,
+    signIn,
+    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    logger,
+    auditKey: TEST_AUDIT_KEY,
+    admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY, logger }),
+  });
+  const server: HttpServerHandle = await startHttpServer(app.fetch, {
+    port,
+    hostname: "127.0.0.1",
+  });
+  return { base, signIn, logs, close: () => server.close() };
+}
+
+/**
+ * The MCP SDK's OAuth client side, in memory: what Claude Code or MCP Inspector keep on disk.
+ * `redirectToAuthorization` only records the URL; the test's browser goes there.
+ */
+export class TestOAuthClient implements OAuthClientProvider {
+  authorizationUrl: URL | null = null;
+  private info: OAuthClientInformationMixed | undefined;
+  private savedTokens: OAuthTokens | undefined;
+  private verifier = "";
+
+  constructor(
+    readonly redirectUri: string,
+    readonly metadataUrl?: string,
+    readonly clientName = "North test client",
+  ) {}
+
+  get redirectUrl() {
+    return this.redirectUri;
+  }
+  get clientMetadataUrl() {
+    return this.metadataUrl;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.clientName,
+      redirect_uris: [this.redirectUri],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+  tokens() {
+    return this.savedTokens;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.savedTokens = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/**
+ * Follows an authorization URL in the browser until the client's redirect URI is reached (the
+ * route intercepts it, as a host's loopback listener would), running `steps` on the pages in
+ * between. Returns the final redirect URL (with `code` or `error`).
+ */
+export async function authorizeInBrowser(
+  page: Page,
+  authorizationUrl: URL,
+  redirectUri: string,
+  steps: (page: Page) => Promise<void>,
+): Promise<URL> {
+  let landed: URL | null = null;
+  await page.route(`${redirectUri}**`, async (route) => {
+    landed = new URL(route.request().url());
+    await route.fulfill({ status: 200, contentType: "text/plain", body: "back in the client" });
+  });
+  await page.goto(authorizationUrl.toString());
+  await steps(page);
+  await page.waitForURL(`${redirectUri}**`);
+  if (!landed) throw new Error("the browser never reached the client's redirect URI");
+  return landed;
+}
