@@ -24,6 +24,13 @@ export const configSchema = z.object({
   DB_APP_LOGIN_USER: z.string().default("north_app"),
   DB_APP_LOGIN_PASSWORD: z.string().optional(),
   NORTH_AUDIT_KEY: z.string().min(16).optional().describe("HMAC key for audit fingerprints"),
+  NORTH_SECRET_KEY: z
+    .string()
+    .min(32)
+    .optional()
+    .describe(
+      "encrypts IdP client secrets and the authorization server's signing keys (at least 32 characters)",
+    ),
   NORTH_TOKEN: z.string().optional().describe("API token for serve --stdio"),
   NORTH_HOME: z.string().optional().describe("local state folder; default ./.north"),
   NORTH_PORT: positiveInt(7410),
@@ -34,17 +41,19 @@ export const configSchema = z.object({
     .string()
     .url()
     .optional()
-    .describe("this server's public URL; when https, admin console cookies are Secure"),
+    .describe(
+      "this server's public URL: the OAuth issuer (its /mcp the resource); https makes cookies Secure",
+    ),
   NORTH_RESOURCE_URL: z
     .string()
     .url()
     .optional()
-    .describe("this server's public MCP URL: the JWT audience in OAuth mode"),
+    .describe("with NORTH_OAUTH_ISSUER: this server's public MCP URL, the JWT audience"),
   NORTH_OAUTH_ISSUER: z
     .string()
     .url()
     .optional()
-    .describe("authorization server; turns OAuth mode on"),
+    .describe("an external authorization server instead of North's own (its JWTs name the org)"),
   NORTH_OAUTH_JWKS_URL: z.string().url().optional(),
   NORTH_OAUTH_ORG_CLAIM: z.string().default("north_org"),
   NORTH_OAUTH_USER_CLAIM: z.string().default("sub"),

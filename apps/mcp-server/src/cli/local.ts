@@ -28,6 +28,11 @@ export interface LocalState {
   superuserPassword: string;
   appLoginPassword: string;
   auditKey: string;
+  /**
+   * The embedded install's NORTH_SECRET_KEY: encrypts IdP client secrets and the authorization
+   * server's signing keys. Added with sign-in; an older `.north/` gets one on first load.
+   */
+  secretKey: string;
   organizationId?: string;
   userId?: string;
 }
@@ -50,13 +55,19 @@ async function writePrivate(file: string, content: string): Promise<void> {
 export async function loadLocalState(home: string): Promise<LocalState> {
   await mkdir(home, { recursive: true });
   if (existsSync(statePath(home))) {
-    return JSON.parse(await readFile(statePath(home), "utf8")) as LocalState;
+    const state = JSON.parse(await readFile(statePath(home), "utf8")) as LocalState;
+    if (!state.secretKey) {
+      state.secretKey = randomBytes(32).toString("base64url");
+      await saveLocalState(home, state);
+    }
+    return state;
   }
   const state: LocalState = {
     port: await freePort(),
     superuserPassword: randomBytes(18).toString("base64url"),
     appLoginPassword: randomBytes(18).toString("base64url"),
     auditKey: randomBytes(32).toString("hex"),
+    secretKey: randomBytes(32).toString("base64url"),
   };
   await saveLocalState(home, state);
   return state;

@@ -45,6 +45,8 @@ export async function openOwner(config: NorthConfig): Promise<OwnerRuntime> {
 export interface AppRuntime {
   app: DatabaseHandle;
   auditKey: string;
+  /** NORTH_SECRET_KEY, or the embedded install's own. */
+  secretKey: string;
   local?: { home: string; state: LocalState; database: LocalDatabase };
   close(): Promise<void>;
 }
@@ -60,9 +62,19 @@ export async function openApp(config: NorthConfig): Promise<AppRuntime> {
         "NORTH_AUDIT_KEY is not set: serve needs it (at least 16 characters) with DATABASE_APP_URL",
       );
     }
+    if (!config.NORTH_SECRET_KEY) {
+      throw new CliError(
+        "NORTH_SECRET_KEY is not set: serve needs it (at least 32 characters) with DATABASE_APP_URL",
+      );
+    }
     const app = connectDatabase(config.DATABASE_APP_URL, appPoolOptions(config));
     await refuseUnsafeRole(app);
-    return { app, auditKey: config.NORTH_AUDIT_KEY, close: () => app.close() };
+    return {
+      app,
+      auditKey: config.NORTH_AUDIT_KEY,
+      secretKey: config.NORTH_SECRET_KEY,
+      close: () => app.close(),
+    };
   }
   if (config.DATABASE_URL) {
     throw new CliError(
@@ -80,6 +92,7 @@ export async function openApp(config: NorthConfig): Promise<AppRuntime> {
   return {
     app,
     auditKey: config.NORTH_AUDIT_KEY ?? state.auditKey,
+    secretKey: config.NORTH_SECRET_KEY ?? state.secretKey,
     local: { home, state, database },
     async close() {
       await app.close();

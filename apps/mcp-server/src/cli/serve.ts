@@ -5,6 +5,7 @@ import {
   connectDatabase,
   createFingerprinter,
   type Database,
+  freePort,
   purgeExpiredMemories,
 } from "@north/db";
 import { buildAdminApp } from "@north/web";
@@ -16,6 +17,7 @@ import { createRateLimiter } from "../limiter.ts";
 import { createLogger, describeError, type Logger } from "../logger.ts";
 import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
 import { createMcpServer } from "../server.ts";
+import { createSignIn } from "../sign-in/index.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
 import { CliError, openApp } from "./runtime.ts";
 
@@ -81,14 +83,14 @@ export async function serveHttp(
   options: { logger?: Logger } = {},
 ) {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
-  let oauth: OAuthOptions | undefined;
+  let external: OAuthOptions | undefined;
   if (config.NORTH_OAUTH_ISSUER) {
     if (!config.NORTH_RESOURCE_URL) {
       throw new CliError(
         "NORTH_RESOURCE_URL is not set: OAuth mode needs this server's public MCP URL",
       );
     }
-    oauth = {
+    external = {
       issuer: config.NORTH_OAUTH_ISSUER,
       jwksUrl: config.NORTH_OAUTH_JWKS_URL,
       resourceUrl: config.NORTH_RESOURCE_URL,
@@ -99,15 +101,33 @@ export async function serveHttp(
   const runtime = await openApp(config);
   const limiter = limiterFor(config, logger);
   const host = flags.host ?? config.NORTH_HOST;
-  const port = flags.port ?? config.NORTH_PORT;
+  // The issuer names the port, so a random one is chosen before listening.
+  const requestedPort = flags.port ?? config.NORTH_PORT;
+  const port = requestedPort === 0 ? await freePort() : requestedPort;
+  const displayHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  const localUrl = `http://${displayHost.includes(":") ? `[${displayHost}]` : displayHost}:${port}`;
+  const issuer = (config.NORTH_PUBLIC_URL ?? localUrl).replace(/\/$/, "");
+  // North is its own authorization server unless an external one is configured (SPEC §3).
+  const signIn = external
+    ? undefined
+    : createSignIn({
+        db: runtime.app.db,
+        issuer,
+        secret: runtime.secretKey,
+        fingerprint: createFingerprinter(runtime.auditKey),
+        logger,
+      });
+  const oauth = external ?? signIn?.oauth;
   const allowedHosts = config.NORTH_ALLOWED_HOSTS ?? [
     ...LOOPBACK_HOSTS,
     ...(host === "0.0.0.0" || host === "::" ? [] : [host]),
+    ...(config.NORTH_PUBLIC_URL ? [new URL(config.NORTH_PUBLIC_URL).hostname] : []),
   ];
   const app = buildMcpApp({
     db: runtime.app.db,
     resolvePrincipal: createAuthResolver(runtime.app.db, oauth),
     oauth,
+    signIn,
     admin: buildAdminApp({
       db: runtime.app.db,
       auditKey: runtime.auditKey,
@@ -133,8 +153,7 @@ export async function serveHttp(
     await limiter.close();
     throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
-  const displayHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-  const url = `http://${displayHost.includes(":") ? `[${displayHost}]` : displayHost}:${server.port}/mcp`;
+  const url = `${localUrl}/mcp`;
   logger.info({ url, limiter: limiter.status().backend }, "North is listening");
   const stopPurge = startPurgeTimer(config, runtime.app.db, logger);
   onShutdown(logger, [
@@ -143,7 +162,7 @@ export async function serveHttp(
     () => limiter.close(),
     () => runtime.close(),
   ]);
-  return { url, runtime };
+  return { url, issuer, runtime };
 }
 
 /** `north serve --stdio`: MCP on stdin/stdout for the principal of `NORTH_TOKEN`; logs on stderr. */
@@ -196,7 +215,8 @@ export async function start(config: NorthConfig, flags: ServeFlags) {
     );
   }
   const logger = createLogger({ level: config.LOG_LEVEL, destination: "stderr" });
-  const { url, runtime } = await serveHttp(config, flags, { logger });
+  const { url, issuer, runtime } = await serveHttp(config, flags, { logger });
+  const publicMcp = `${issuer}/mcp`;
   const local = runtime.local;
   if (!local) throw new Error("start without a local database");
   const owner = connectDatabase(local.database.ownerUrl, { max: 1 });
@@ -221,8 +241,15 @@ export async function start(config: NorthConfig, flags: ServeFlags) {
     `  Token    ${workspace.token}`,
     `           ${workspace.minted ? "new token, saved" : "kept"} in ${tokenPath(local.home)} (mode 0600)`,
     "",
-    "Claude Code:",
+    "Claude Code, with the token:",
     `  claude mcp add --transport http north ${url} --header "Authorization: Bearer ${workspace.token}"`,
+    "",
+    "Or sign in with OAuth (North is its own authorization server; without a firm IdP, paste the token on its sign-in page):",
+    `  Claude Code    claude mcp add --transport http north ${publicMcp}   then /mcp in Claude Code to sign in`,
+    `  MCP Inspector  npx @modelcontextprotocol/inspector  → Streamable HTTP, ${publicMcp}, Open Auth Settings › Quick OAuth Flow`,
+    `                 (set NORTH_ALLOWED_ORIGINS to the Inspector's origin, e.g. http://localhost:6274)`,
+    `  claude.ai, Claude Desktop, Cowork connectors need NORTH_PUBLIC_URL on https (a reverse proxy or`,
+    `                 tunnel to this port), then Settings › Connectors › Add custom connector › <NORTH_PUBLIC_URL>/mcp`,
     "",
     "Claude Desktop (Settings › Developer › Edit Config; runs on plain Node, built by bun run build):",
     JSON.stringify(desktop, null, 2)
