@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -210,9 +211,9 @@ export class TestOAuthClient implements OAuthClientProvider {
 }
 
 /**
- * Follows an authorization URL in the browser until the client's redirect URI is reached (the
- * route intercepts it, as a host's loopback listener would), running `steps` on the pages in
- * between. Returns the final redirect URL (with `code` or `error`).
+ * Follows an authorization URL in the browser until the client's loopback redirect URI is
+ * reached — a listener on its port catches it, as Claude Code's or MCP Inspector's does —
+ * running `steps` on the pages in between. Returns the redirect URL (with `code` or `error`).
  */
 export async function authorizeInBrowser(
   page: Page,
@@ -220,14 +221,72 @@ export async function authorizeInBrowser(
   redirectUri: string,
   steps: (page: Page) => Promise<void>,
 ): Promise<URL> {
-  let landed: URL | null = null;
-  await page.route(`${redirectUri}**`, async (route) => {
-    landed = new URL(route.request().url());
-    await route.fulfill({ status: 200, contentType: "text/plain", body: "back in the client" });
+  const target = new URL(redirectUri);
+  let resolveLanded: (url: URL) => void = () => {};
+  const landed = new Promise<URL>((resolve) => {
+    resolveLanded = resolve;
   });
-  await page.goto(authorizationUrl.toString());
-  await steps(page);
-  await page.waitForURL(`${redirectUri}**`);
-  if (!landed) throw new Error("the browser never reached the client's redirect URI");
-  return landed;
+  const listener = createHttpServer((req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" }).end("back in the client");
+    resolveLanded(new URL(req.url ?? "/", redirectUri));
+  });
+  await new Promise<void>((resolve) => listener.listen(Number(target.port), "127.0.0.1", resolve));
+  try {
+    await page.goto(authorizationUrl.toString());
+    await steps(page);
+    return await Promise.race([
+      landed,
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`never redirected to ${redirectUri}; at ${page.url()}`)),
+          15_000,
+        ),
+      ),
+    ]);
+  } finally {
+    listener.closeAllConnections();
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  }
+}
+
+/** The sign-in page's API-token form (organisations without an IdP). */
+export async function signInWithToken(page: Page, token: string): Promise<void> {
+  await page.waitForSelector('input[name="token"]');
+  await page.fill('input[name="token"]', token);
+  await page.click('form[action="/sign-in/token"] button[type="submit"]');
+}
+
+/** The sign-in page's email form: home-realm discovery sends the browser to the IdP. */
+export async function signInWithEmail(page: Page, email: string): Promise<void> {
+  await page.waitForSelector('input[name="email"]');
+  await page.fill('input[name="email"]', email);
+  await page.click('form[action="/sign-in/email"] button[type="submit"]');
+}
+
+/** On the consent page: approve or deny (SPEC §3a's buttons). */
+export async function decide(page: Page, decision: "allow" | "deny"): Promise<void> {
+  await page.waitForSelector(`button[name="decision"][value="${decision}"]`);
+  await page.click(`button[name="decision"][value="${decision}"]`);
+}
+
+/**
+ * The whole connector flow as a host runs it: the SDK's `auth()` discovers North, registers
+ * (DCR, or CIMD when the client has a metadata URL) and sends the browser to authorize; `steps`
+ * drive the pages; the code is exchanged. Returns the landing URL (code or error).
+ */
+export async function connect(
+  serverUrl: string,
+  client: TestOAuthClient,
+  page: Page,
+  steps: (page: Page) => Promise<void>,
+): Promise<{ landed: URL; result: string | null }> {
+  const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
+  const first = await auth(client, { serverUrl });
+  if (first !== "REDIRECT" || !client.authorizationUrl) {
+    throw new Error(`expected the SDK to start an authorization, got ${first}`);
+  }
+  const landed = await authorizeInBrowser(page, client.authorizationUrl, client.redirectUri, steps);
+  const code = landed.searchParams.get("code");
+  if (!code) return { landed, result: null };
+  return { landed, result: await auth(client, { serverUrl, authorizationCode: code }) };
 }
