@@ -76,7 +76,7 @@ async function connected(token: string, redirectPort = 33418) {
   const { result } = await connect(serverUrl, client, page, async (p) => {
     await signInWithToken(p, token);
     await p.waitForSelector('button[value="deny"]');
-    consentText = await p.innerText("main");
+    consentText = (await p.textContent("main")) ?? "";
     await decide(p, "allow");
   });
   expect(result).toBe("AUTHORIZED");
