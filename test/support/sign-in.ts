@@ -32,6 +32,18 @@ import { TEST_AUDIT_KEY } from "./mcp.ts";
 export const TEST_SECRET_KEY = "test-secret-key-for-north-sign-in-suites-0123456789";
 /** The host name the test's Client ID Metadata Documents are served under (resolved locally). */
 export const CIMD_HOST = "client.north.test";
+/**
+ * The CIMD host listens on 127.0.0.2, the one special address the test transport lets through;
+ * these names resolve to addresses it must refuse without connecting.
+ */
+const CIMD_ADDRESS = "127.0.0.2";
+export const LOOPBACK_HOST = "loopback.north.test";
+export const PRIVATE_HOST = "private.north.test";
+const TEST_DNS: Record<string, string> = {
+  [CIMD_HOST]: CIMD_ADDRESS,
+  [LOOPBACK_HOST]: "127.0.0.1",
+  [PRIVATE_HOST]: "10.20.30.40",
+};
 
 export interface SignInServer {
   /** `http://127.0.0.1:PORT`: the issuer; the MCP resource is `${base}/mcp`. */
@@ -44,7 +56,7 @@ export interface SignInServer {
 /** A CIMD host: an https server with a certificate for {@link CIMD_HOST}, on 127.0.0.1. */
 export interface CimdHost {
   port: number;
-  /** Serves `document` at `https://CIMD_HOST:PORT/<name>.json`; returns that URL. */
+  /** Serves `document` at `https://CIMD_HOST:PORT/<name>.json` (127.0.0.2); returns that URL. */
   serve(name: string, document: Record<string, unknown>): string;
   /** The transport North uses: the real one, told that CIMD_HOST is this server. */
   fetch: ReturnType<typeof createMetadataFetch>;
@@ -91,7 +103,7 @@ export async function startCimdHost(): Promise<CimdHost> {
     }
     res.writeHead(200, { "content-type": "application/json" }).end(body);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, CIMD_ADDRESS, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     port,
@@ -101,9 +113,11 @@ export async function startCimdHost(): Promise<CimdHost> {
       return `https://${CIMD_HOST}:${port}/${name}.json`;
     },
     fetch: createMetadataFetch({
-      lookup: async (hostname) =>
-        hostname === CIMD_HOST ? [{ address: "127.0.0.1", family: 4 }] : [],
-      allowAddress: (ip) => ip === "127.0.0.1",
+      lookup: async (hostname) => {
+        const address = TEST_DNS[hostname];
+        return address ? [{ address, family: 4 as const }] : [];
+      },
+      allowAddress: (ip) => ip === CIMD_ADDRESS,
       tlsCa: cert,
     }),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -53,10 +53,22 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
   const { auth } = deps.as;
   const forward = (request: Request) => auth.handler(request);
 
-  app.get("/.well-known/oauth-authorization-server", (c) => deps.as.metadata(c.req.raw));
-  app.get(`/.well-known/oauth-authorization-server${AS_BASE_PATH}`, (c) =>
-    deps.as.metadata(c.req.raw),
-  );
+  // The library's RFC 8414 document, trimmed to what North serves: the four scopes (North adds
+  // offline_access itself, so no client needs to ask for it) and no introspection endpoint.
+  const metadata = async (request: Request) => {
+    const response = await deps.as.metadata(request);
+    if (!response.ok) return response;
+    const document = (await response.json()) as Record<string, unknown>;
+    document.scopes_supported = [...SCOPES];
+    for (const key of Object.keys(document)) {
+      if (key.startsWith("introspection_endpoint")) delete document[key];
+    }
+    const headers = new Headers(response.headers);
+    headers.delete("content-length");
+    return new Response(JSON.stringify(document), { status: 200, headers });
+  };
+  app.get("/.well-known/oauth-authorization-server", (c) => metadata(c.req.raw));
+  app.get(`/.well-known/oauth-authorization-server${AS_BASE_PATH}`, (c) => metadata(c.req.raw));
 
   // Authorization: PKCE S256 and RFC 8707 `resource` are required before the library sees the
   // request; the scope is what the member may hold, plus the refresh-token scope.
