@@ -97,6 +97,8 @@ export {
   activeMemberForUser,
   DomainTakenError,
   ensureAuthorizationServerUser,
+  type FoundGrant,
+  findGrant,
   type GrantSummary,
   getSsoConnection,
   listGrants,

@@ -321,3 +321,29 @@ export async function revokeClientAccess(
     .set({ revoked: new Date() })
     .where(and(mine(as.oauthRefreshToken), isNull(as.oauthRefreshToken.revoked)));
 }
+
+export interface FoundGrant {
+  id: string;
+  userId: string;
+  clientId: string;
+  organizationId: string;
+}
+
+/**
+ * One grant by id with the organisation of its member (owner connection): what `north grant
+ * revoke` needs to revoke it in that organisation's name and audit it there. Null when there is
+ * no such grant.
+ */
+export async function findGrant(db: Database | Tx, grantId: string): Promise<FoundGrant | null> {
+  const [row] = await db
+    .select({
+      id: as.oauthConsent.id,
+      userId: members.userId,
+      clientId: as.oauthConsent.clientId,
+      organizationId: members.organizationId,
+    })
+    .from(as.oauthConsent)
+    .innerJoin(members, sql`${members.userId}::text = ${as.oauthConsent.userId}`)
+    .where(eq(as.oauthConsent.id, grantId));
+  return row ?? null;
+}

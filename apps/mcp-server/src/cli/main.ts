@@ -27,12 +27,17 @@ import {
 } from "./operator.ts";
 import { CliError } from "./runtime.ts";
 import { serveHttp, serveStdio, start } from "./serve.ts";
+import { grantList, grantRevoke, type SsoOutput, ssoRemove, ssoSet, ssoShow } from "./sign-in.ts";
 
 const USAGE = `usage: bun run north -- <command> [--json]
   migrate                         apply migrations (DATABASE_URL, else the local .north database)
   provision                       create or upgrade roles, grants and functions
   org create NAME                 print {"id"}
   org list
+  org sso set --org ID --issuer URL --client-id ID --client-secret-file PATH --domain D [--domain D]...
+                                  the organization's OpenID Connect IdP (the secret is stored encrypted)
+  org sso show --org ID           the IdP and the redirect URI to register at it (never the secret)
+  org sso remove --org ID         members then sign in with an API token
   member add --org ID --email E [--manager]
   member list --org ID
   member remove --org ID --user ID     revokes the member's tokens
@@ -40,6 +45,8 @@ const USAGE = `usage: bun run north -- <command> [--json]
   token create --org ID --user ID [--scope S]... [--expires 30d|12h|never]   (at most ${MAX_TOKEN_DAYS}d)
   token list --org ID
   token revoke ID
+  grant list --org ID [--user ID] the clients members signed in with
+  grant revoke ID                 ends that client's access (audited)
   purge [--full]                  remove expired memory bodies (audited), then VACUUM (--full: VACUUM FULL, locks)
   subjects rekey                  recompute subject fingerprints (after an upgrade or a key rotation)
   serve [--port N] [--host H] [--stdio]
@@ -58,6 +65,10 @@ const OPTIONS = {
   host: { type: "string" },
   stdio: { type: "boolean", default: false },
   full: { type: "boolean", default: false },
+  issuer: { type: "string" },
+  "client-id": { type: "string" },
+  "client-secret-file": { type: "string" },
+  domain: { type: "string", multiple: true },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
@@ -74,7 +85,7 @@ interface Command {
   run(config: NorthConfig, flags: Flags, args: string[], json: boolean): Promise<void>;
 }
 
-function print(json: boolean, value: Record<string, unknown>, human: () => string) {
+function print(json: boolean, value: object, human: () => string) {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
 }
 
@@ -86,6 +97,14 @@ function port(value: string | undefined): number | undefined {
 }
 
 const iso = (d: Date | string | null) => (d === null ? "never" : new Date(d).toISOString());
+
+const ssoText = (sso: SsoOutput) =>
+  [
+    `issuer        ${sso.issuer}`,
+    `client id     ${sso.client_id}`,
+    `domains       ${sso.domains.join(", ")}`,
+    `redirect URI  ${sso.redirect_uri}  (register it at the IdP)`,
+  ].join("\n");
 
 const COMMANDS: Record<string, Command> = {
   migrate: {
@@ -119,6 +138,30 @@ const COMMANDS: Record<string, Command> = {
             .map((o) => `${o.id}  ${o.name}  ${o.members} members  created ${o.createdAt}`)
             .join("\n") || "no organizations",
       );
+    },
+  },
+  "org sso set": {
+    flags: ["org", "issuer", "client-id", "client-secret-file", "domain"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await ssoSet(config, flags);
+      print(json, result, () => `SSO set\n${ssoText(result)}`);
+    },
+  },
+  "org sso show": {
+    flags: ["org"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await ssoShow(config, flags);
+      print(json, result, () => ssoText(result));
+    },
+  },
+  "org sso remove": {
+    flags: ["org"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await ssoRemove(config, flags);
+      print(json, result, () => "SSO removed; its domains are free");
     },
   },
   "member add": {
@@ -212,6 +255,32 @@ const COMMANDS: Record<string, Command> = {
       print(json, result, () => `revoked ${result.id}`);
     },
   },
+  "grant list": {
+    flags: ["org", "user"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const { grants, emails } = await grantList(config, flags);
+      print(
+        json,
+        grants,
+        () =>
+          grants
+            .map(
+              (g) =>
+                `${g.id}  ${emails.get(g.user_id) ?? g.user_id}  ${g.client_name ?? "(unnamed client)"}  [${g.scopes.join(" ")}]  granted ${g.created_at ?? "unknown"}`,
+            )
+            .join("\n") || "no grants",
+      );
+    },
+  },
+  "grant revoke": {
+    flags: [],
+    args: 1,
+    run: async (config, _f, [id], json) => {
+      const result = await grantRevoke(config, id);
+      print(json, result, () => `revoked ${result.id}`);
+    },
+  },
   purge: {
     flags: ["full"],
     args: 0,
@@ -253,9 +322,9 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-/** The command named by the first one or two words, and the positional arguments after it. */
+/** The command named by the first one, two or three words, and the positional arguments after it. */
 function findCommand(positionals: string[]): { name: string; command: Command; args: string[] } {
-  for (const words of [2, 1]) {
+  for (const words of [3, 2, 1]) {
     const name = positionals.slice(0, words).join(" ");
     const command = COMMANDS[name];
     if (command) return { name, command, args: positionals.slice(words) };
