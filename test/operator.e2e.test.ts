@@ -58,7 +58,12 @@ beforeAll(async () => {
   db = await createTestDatabase();
   const auditKey = randomBytes(24).toString("hex");
   operatorEnv = { DATABASE_URL: db.ownerUrl };
-  serveEnv = { DATABASE_APP_URL: db.appUrl, NORTH_AUDIT_KEY: auditKey, LOG_LEVEL: "info" };
+  serveEnv = {
+    DATABASE_APP_URL: db.appUrl,
+    NORTH_AUDIT_KEY: auditKey,
+    NORTH_SECRET_KEY: "operator-suite-secret-key-0123456789abcdef",
+    LOG_LEVEL: "info",
+  };
 
   ids.org = (
     await northJson<{ id: string }>(["org", "create", "Dupont & Associés"], operatorEnv)

@@ -32,6 +32,7 @@ const serve = (url: string) =>
   north(["serve", "--port", "0"], {
     DATABASE_APP_URL: url,
     NORTH_AUDIT_KEY: randomBytes(24).toString("hex"),
+    NORTH_SECRET_KEY: randomBytes(32).toString("base64url"),
   });
 
 describe("serve refuses a runtime role that row-level security would not bind", () => {

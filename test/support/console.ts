@@ -78,6 +78,9 @@ export async function signedIn(browser: Browser, base: string, token: string): P
   await page.goto(`${base}/admin/profiles`);
   expect(page.url()).toBe(`${base}/admin/login`);
   await page.fill('input[name="token"]', token);
-  await Promise.all([page.waitForLoadState("load"), page.click('button[type="submit"]')]);
+  await Promise.all([
+    page.waitForLoadState("load"),
+    page.click('form[action="/admin/login"] button[type="submit"]'),
+  ]);
   return page;
 }

@@ -24,7 +24,7 @@ import {
   type SignIn,
   startHttpServer,
 } from "@north/mcp-server";
-import { buildAdminApp } from "@north/web";
+import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import type { Page } from "playwright-core";
 import type { TestDatabase } from "./database.ts";
 import { TEST_AUDIT_KEY } from "./mcp.ts";
@@ -152,6 +152,8 @@ export async function startSignInServer(
     fingerprint: createFingerprinter(TEST_AUDIT_KEY),
     logger,
     fetchClientMetadata: options.cimd?.fetch,
+    openConsole: (c, member) =>
+      openConsoleSessionForMember(c, member, { db: db.app.db, requestId: c.get("requestId") }),
   });
   const app = buildMcpApp({
     db: db.app.db,
@@ -163,6 +165,7 @@ export async function startSignInServer(
     auditKey: TEST_AUDIT_KEY,
     admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY, logger }),
   });
+  await signIn.ready();
   const server: HttpServerHandle = await startHttpServer(app.fetch, {
     port,
     hostname: "127.0.0.1",

@@ -28,13 +28,14 @@ export const DEFAULT_TIMEOUTS: SessionTimeouts = { idleS: 30 * 60, absoluteS: 8 
 export interface Manager {
   organizationId: string;
   userId: string;
-  tokenId: string;
+  /** Null when the session was opened through the organisation's IdP. */
+  tokenId: string | null;
   sessionRowId: string;
   csrfToken: string;
 }
 
 export type SignIn =
-  | { ok: true; organizationId: string; userId: string; tokenId: string }
+  | { ok: true; organizationId: string; userId: string; tokenId: string | null }
   | { ok: false; reason: "invalid" | "not_manager" };
 
 /**

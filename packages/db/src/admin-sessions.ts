@@ -15,7 +15,8 @@ export function hashSessionId(sessionId: string): string {
 const randomSecret = () => randomBytes(32).toString("base64url");
 
 export interface OpenSessionParams {
-  tokenId: string;
+  /** The API token the manager signed in with; null when they signed in through the IdP. */
+  tokenId: string | null;
   /** Seconds without a request after which the session ends. */
   idleTimeoutS: number;
   /** Seconds after sign-in after which the session ends whatever the activity. */
@@ -56,7 +57,7 @@ export interface ResolvedSession {
   sessionRowId: string;
   organizationId: string;
   userId: string;
-  tokenId: string;
+  tokenId: string | null;
   csrfToken: string;
 }
 

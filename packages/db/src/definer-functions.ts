@@ -231,7 +231,13 @@ BEGIN
   END IF;
   IF s.expires_at <= pg_catalog.now()
      OR s.last_seen_at <= pg_catalog.now() - pg_catalog.make_interval(secs => s.idle_timeout_s)
-     OR NOT EXISTS (
+     -- Opened through the organisation's IdP (no token): the member must still be a manager.
+     OR (s.token_id IS NULL AND NOT EXISTS (
+       SELECT 1 FROM public.members m
+       WHERE m.organization_id = s.organization_id AND m.user_id = s.user_id
+         AND m.role = 'manager' AND m.removed_at IS NULL
+     ))
+     OR (s.token_id IS NOT NULL AND NOT EXISTS (
        SELECT 1
        FROM public.api_tokens t
        JOIN public.members m ON m.organization_id = t.organization_id AND m.user_id = t.user_id
@@ -243,7 +249,7 @@ BEGIN
          AND 'admin' = ANY (t.scopes)
          AND m.role = 'manager'
          AND m.removed_at IS NULL
-     ) THEN
+     )) THEN
     UPDATE public.admin_sessions a SET ended_at = pg_catalog.now() WHERE a.id = s.id;
     RETURN;
   END IF;

@@ -102,6 +102,7 @@ export {
   type GrantSummary,
   getSsoConnection,
   listGrants,
+  organizationName,
   type ResolvedGrant,
   type RevokedGrant,
   removeSsoConnection,

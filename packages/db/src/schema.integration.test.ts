@@ -85,7 +85,7 @@ describe("migrations", () => {
       const config = path.join(root, `.drizzle-check-${process.pid}.config.ts`);
       await writeFile(
         config,
-        `export default { dialect: "postgresql", schema: "./packages/db/src/schema/index.ts", out: ${JSON.stringify(path.relative(root, path.join(scratch, "drizzle")))} };\n`,
+        `export default { dialect: "postgresql", schema: ["./packages/db/src/schema/index.ts", "./packages/db/src/schema/authorization-server.ts"], out: ${JSON.stringify(path.relative(root, path.join(scratch, "drizzle")))} };\n`,
       );
       try {
         const { stdout } = await promisify(execFile)(

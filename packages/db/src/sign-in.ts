@@ -1,7 +1,8 @@
 import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
 import * as as from "./schema/authorization-server.ts";
-import { members, ssoConnections, ssoDomains } from "./schema/index.ts";
+import { members, organizations, ssoConnections, ssoDomains } from "./schema/index.ts";
+import { type Tenant, withTenant } from "./tenant.ts";
 
 /** An organisation's identity provider as sign-in needs it; the secret still encrypted. */
 export interface SsoConnection {
@@ -320,6 +321,17 @@ export async function revokeClientAccess(
     .update(as.oauthRefreshToken)
     .set({ revoked: new Date() })
     .where(and(mine(as.oauthRefreshToken), isNull(as.oauthRefreshToken.revoked)));
+}
+
+/** The tenant's organisation name (RLS: the app role sees only its own organisation). */
+export async function organizationName(db: Database, tenant: Tenant): Promise<string> {
+  const [row] = await withTenant(db, tenant, (tx) =>
+    tx
+      .select({ name: organizations.name })
+      .from(organizations)
+      .where(eq(organizations.id, tenant.organizationId)),
+  );
+  return row?.name ?? "";
 }
 
 export interface FoundGrant {

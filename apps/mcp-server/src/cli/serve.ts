@@ -8,7 +8,7 @@ import {
   freePort,
   purgeExpiredMemories,
 } from "@north/db";
-import { buildAdminApp } from "@north/web";
+import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
 import { principalForToken } from "../auth.ts";
 import type { NorthConfig } from "../config.ts";
@@ -116,6 +116,12 @@ export async function serveHttp(
         secret: runtime.secretKey,
         fingerprint: createFingerprinter(runtime.auditKey),
         logger,
+        openConsole: (c, member) =>
+          openConsoleSessionForMember(c, member, {
+            db: runtime.app.db,
+            publicUrl: config.NORTH_PUBLIC_URL,
+            requestId: c.get("requestId"),
+          }),
       });
   const oauth = external ?? signIn?.oauth;
   const allowedHosts = config.NORTH_ALLOWED_HOSTS ?? [
@@ -145,6 +151,15 @@ export async function serveHttp(
       maxWaitMs: config.NORTH_STATEMENT_TIMEOUT_MS,
     },
   });
+  try {
+    await signIn?.ready();
+  } catch (error) {
+    await runtime.close();
+    await limiter.close();
+    throw new CliError(
+      `the authorization server could not start: ${describeError(error).errorType}`,
+    );
+  }
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer(app.fetch, { port, hostname: host });

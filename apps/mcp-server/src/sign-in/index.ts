@@ -20,6 +20,8 @@ export interface SignInOptions {
   secret: string;
   fingerprint: (value: string) => TargetFingerprint;
   logger: Logger;
+  /** Ends a console sign-in through the IdP (see `SignInDeps.openConsole`). */
+  openConsole?: Parameters<typeof buildSignInRoutes>[0]["openConsole"];
   /** Tests only: the CIMD transport (the default refuses every non-public address). */
   fetchClientMetadata?: Parameters<typeof createAuthorizationServer>[0]["fetchClientMetadata"];
 }
@@ -76,7 +78,18 @@ export function createSignIn(options: SignInOptions) {
     keys: localKeys(as),
     grants: true,
   };
-  return { as, routes, oauth };
+  return {
+    as,
+    routes,
+    oauth,
+    /**
+     * Resolves once the library has initialised (it seeds the MCP resource row on first use):
+     * awaited before listening, so a database problem fails startup instead of a later request.
+     */
+    ready: async () => {
+      await as.auth.$context;
+    },
+  };
 }
 
 export type SignIn = ReturnType<typeof createSignIn>;

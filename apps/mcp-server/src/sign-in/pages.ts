@@ -65,6 +65,21 @@ ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ""}
   );
 }
 
+/** On to the firm's sign-in: a navigation of its own (see the email handler for why). */
+export function redirectPage(url: string) {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="0; url=${url}">
+<title>Continue to your firm's sign-in · North</title>
+<link rel="stylesheet" href="/sign-in/style.css">
+</head>
+<body><main><h1>Continue to your firm's sign-in</h1>
+<p><a href="${url}">Continue</a></p></main></body>
+</html>`;
+}
+
 /** A refusal or failure: says what happened and what to do, and offers nothing to retry into. */
 export function messagePage(title: string, message: string, hint?: string) {
   return layout(

@@ -32,7 +32,7 @@ import {
   IdpUnreachableError,
   type PendingLogin,
 } from "./identity-provider.ts";
-import { consentPage, messagePage, SIGN_IN_STYLESHEET, signInPage } from "./pages.ts";
+import { consentPage, messagePage, redirectPage, SIGN_IN_STYLESHEET, signInPage } from "./pages.ts";
 import type { SecretBox } from "./secret-box.ts";
 
 export interface SignInDeps {
@@ -44,6 +44,15 @@ export interface SignInDeps {
   secret: string;
   fingerprint: (value: string) => TargetFingerprint;
   logger: Logger;
+  /**
+   * Ends a console sign-in (the login form at /admin/login posts here with `purpose=console`):
+   * opens the console's own session for the member, or refuses a non-manager. Supplied by the
+   * composition root, which knows the console.
+   */
+  openConsole?: (
+    c: Context,
+    member: { organizationId: string; userId: string },
+  ) => Promise<Response>;
 }
 
 /** What a member may be granted: everything but `admin`, which only managers hold. */
@@ -54,6 +63,8 @@ export function entitlement(role: "member" | "manager"): string[] {
 /** The login's state between the redirect to the IdP and its callback: an encrypted cookie. */
 interface LoginCookie extends PendingLogin {
   organizationId: string;
+  /** `authorize`: resume an OAuth authorization; `console`: open an admin console session. */
+  purpose: "authorize" | "console";
   continueQuery: string;
   expiresAt: number;
 }
@@ -163,6 +174,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
   app.post("/email", async (c) => {
     const form = await c.req.parseBody();
     const continueQuery = continueOf(form);
+    const purpose = form.purpose === "console" && deps.openConsole ? "console" : "authorize";
     const email = typeof form.email === "string" ? form.email.trim() : "";
     const domain = EMAIL_DOMAIN.exec(email)?.[1]?.toLowerCase();
     if (!domain) {
@@ -193,6 +205,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
       const cookie: LoginCookie = {
         ...pending,
         organizationId: connection.organizationId,
+        purpose,
         continueQuery,
         expiresAt: Date.now() + LOGIN_TTL_S * 1000,
       };
@@ -203,7 +216,9 @@ export function buildSignInRoutes(deps: SignInDeps) {
         sameSite: "Lax",
         maxAge: LOGIN_TTL_S,
       });
-      return c.redirect(url.toString(), 303);
+      // A page that moves on by itself rather than a 303: the console's login form runs under
+      // `form-action 'self'`, which browsers also apply to a form's redirects.
+      return c.html(redirectPage(url.toString()));
     } catch (error) {
       if (!(error instanceof IdpUnreachableError)) throw error;
       return refuse(c, connection.organizationId, "idp_unreachable", {
@@ -320,12 +335,9 @@ export function buildSignInRoutes(deps: SignInDeps) {
         identity.email,
       );
     }
-    return signedIn(
-      c,
-      { organizationId: login.organizationId, userId: match.userId },
-      "idp",
-      login.continueQuery,
-    );
+    const member = { organizationId: login.organizationId, userId: match.userId };
+    if (login.purpose === "console" && deps.openConsole) return deps.openConsole(c, member);
+    return signedIn(c, member, "idp", login.continueQuery);
   });
 
   app.post("/token", async (c) => {
