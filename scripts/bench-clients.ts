@@ -4,7 +4,13 @@
  * a fixed time and print one JSON line: calls, errors, and per-call latencies summarised.
  *
  * argv: <url> <workload: save|read|recall|attack> <seconds> <token>...
+ *
+ * A token argument may name several tokens, comma-separated (`a,b`): that client then holds one
+ * SDK client per token and alternates between them call by call, and the JSON line adds the
+ * latencies of each position (`slots`), so two credentials are compared under the same load at
+ * the same moments. BENCH_LATENCIES_FILE, if set, receives every latency (ms) of each position.
  */
+import { writeFile } from "node:fs/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -15,19 +21,22 @@ if (!url || !workload || !secondsText || tokens.length === 0) {
 }
 const seconds = Number(secondsText);
 
-const clients = await Promise.all(
-  tokens.map(async (token) => {
-    const client = new Client({ name: "north-bench", version: "0.0.0" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(url), {
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      }),
-    );
-    return client;
-  }),
+const connect = async (token: string) => {
+  const client = new Client({ name: "north-bench", version: "0.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+  return client;
+};
+/** One group per token argument: the SDK clients it alternates between. */
+const groups = await Promise.all(
+  tokens.map((spec) => Promise.all(spec.split(",").map((token) => connect(token)))),
 );
+const slots = Math.max(...groups.map((g) => g.length));
 
-const latencies: number[] = [];
+const bySlot: number[][] = Array.from({ length: slots }, () => []);
 let errors = 0;
 /** The bounded form of the review's denial-of-service: a longest allowed query of OR-ed terms. */
 const attackQuery = (n: number) =>
@@ -57,34 +66,40 @@ const call = (client: Client, index: number, n: number) =>
           })
         : client.callTool({ name: "north__working_profile", arguments: {} });
 
-// Warm-up: one call per client, not measured.
-await Promise.all(clients.map((c, i) => call(c, i, -1)));
+// Warm-up: one call per SDK client, not measured.
+await Promise.all(groups.flatMap((g, i) => g.map((c) => call(c, i, -1))));
 
 const started = performance.now();
 const deadline = started + seconds * 1000;
 await Promise.all(
-  clients.map(async (client, index) => {
+  groups.map(async (group, index) => {
     for (let n = 0; performance.now() < deadline; n++) {
+      const slot = n % group.length;
       const t0 = performance.now();
-      const result = await call(client, index, n);
-      latencies.push(performance.now() - t0);
+      const result = await call(group[slot] as Client, index, n);
+      bySlot[slot]?.push(performance.now() - t0);
       if (result.isError) errors++;
     }
   }),
 );
 const elapsed = (performance.now() - started) / 1000;
-await Promise.all(clients.map((c) => c.close()));
+await Promise.all(groups.flat().map((c) => c.close()));
 
-latencies.sort((a, b) => a - b);
-const pick = (q: number) =>
-  latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+for (const latencies of bySlot) latencies.sort((a, b) => a - b);
+if (process.env.BENCH_LATENCIES_FILE) {
+  await writeFile(process.env.BENCH_LATENCIES_FILE, JSON.stringify(bySlot));
+}
+const summary = (latencies: number[]) => {
+  const pick = (q: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { calls: latencies.length, p50: pick(0.5), p99: pick(0.99) };
+};
 console.log(
   JSON.stringify({
-    calls: latencies.length,
+    ...summary(bySlot.flat().sort((a, b) => a - b)),
     errors,
     elapsed,
-    p50: pick(0.5),
-    p99: pick(0.99),
     cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    ...(slots > 1 ? { slots: bySlot.map(summary) } : {}),
   }),
 );

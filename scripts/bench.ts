@@ -9,7 +9,11 @@
  * clients on the app login role, the SQL one such call executes: BEGIN, set the tenant, the
  * store's statement, the audit insert, COMMIT.
  *
- * Env: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 8), DATABASE_URL (else embedded).
+ * The `oauth` workload (scripts/bench-oauth.ts) compares the same profile read with an API token
+ * and with an OAuth access token, against a server on the product's auth path.
+ *
+ * Env: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 8), DATABASE_URL (else embedded),
+ * BENCH_ONLY (a comma-separated subset of dos, save, read, recall, oauth).
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -19,6 +23,7 @@ import path from "node:path";
 import {
   addMember,
   connectDatabase,
+  createApiToken,
   createOrganization,
   migrateDatabase,
   provisionDatabase,
@@ -32,11 +37,13 @@ import {
   startHttpServer,
 } from "@north/mcp-server";
 import postgres from "postgres";
+import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const ATTACKERS = 12;
 const LOGIN = { user: "north_app_bench", password: randomBytes(12).toString("hex") };
+const AUDIT_KEY = randomBytes(32).toString("hex");
 const scratch = await mkdtemp(path.join(tmpdir(), "north-bench-"));
 
 interface Figures {
@@ -105,6 +112,7 @@ try {
     save: await lawyers("save"),
     read: await lawyers("read"),
     recall: await lawyers("recall"),
+    oauth: await lawyers("oauth"),
     attack: [] as Awaited<ReturnType<typeof lawyers>>,
     victim: [] as Awaited<ReturnType<typeof lawyers>>,
   };
@@ -130,11 +138,22 @@ try {
            'bench', now() + interval '90 days'
     from generate_series(1, ${MEMORIES}) g`;
   await owner.client`analyze memories`;
-  for (const m of [...cohorts.read, ...cohorts.victim]) {
+  for (const m of [...cohorts.read, ...cohorts.oauth, ...cohorts.victim]) {
     await owner.client`
       insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
       select ${m.organizationId}, ${m.userId}, 'seed-' || g, 'Seed question ' || g || '?', repeat('answer ', 20)
       from generate_series(1, 10) g`;
+  }
+  // The oauth workload's members sign in with real API tokens (and through OAuth with them).
+  const apiTokens: string[] = [];
+  for (const m of cohorts.oauth) {
+    const created = await createApiToken(owner.db, {
+      organizationId: m.organizationId,
+      userId: m.userId,
+      scopes: ["profile:write", "memory:read", "memory:write"],
+      expiresAt: null,
+    });
+    apiTokens.push(created.token);
   }
   await owner.close();
 
@@ -164,20 +183,45 @@ try {
       principals.get((request.headers.get("authorization") ?? "").replace(/^Bearer /, "")) ?? null,
     limiter: createRateLimiter({ writesPerMinute: 1e9, readsPerMinute: 1e9 }),
     logger: createLogger({ level: "warn" }),
-    auditKey: randomBytes(32).toString("hex"),
+    auditKey: AUDIT_KEY,
   });
   const server = await startHttpServer(mcp.fetch, { port: 0, hostname: "127.0.0.1" });
   const mcpUrl = `http://127.0.0.1:${server.port}/mcp`;
 
   type Workload = "save" | "read" | "recall";
+  const clientsAt = (
+    url: string,
+    workload: string,
+    tokens: string[],
+    seconds: number,
+    env: Record<string, string> = {},
+  ) =>
+    run(
+      "bun",
+      [
+        path.join(import.meta.dirname, "bench-clients.ts"),
+        url,
+        workload,
+        String(seconds),
+        ...tokens,
+      ],
+      env,
+    );
   const clients = (workload: string, cohort: { userId: string }[], seconds = SECONDS) =>
-    run("bun", [
-      path.join(import.meta.dirname, "bench-clients.ts"),
+    clientsAt(
       mcpUrl,
       workload,
-      String(seconds),
-      ...cohort.map((m) => `bench_${m.userId}`),
-    ]);
+      cohort.map((m) => `bench_${m.userId}`),
+      seconds,
+    );
+  let phase = 0;
+  const readClients = async (url: string, tokens: string[], seconds: number) => {
+    const file = path.join(scratch, `latencies-${phase++}.json`);
+    const out = await clientsAt(url, "read", tokens, seconds, { BENCH_LATENCIES_FILE: file });
+    const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+    const bySlot = JSON.parse(await readFile(file, "utf8")) as number[][];
+    return { errors: r.errors, elapsed: r.elapsed, bySlot } satisfies ReadResult;
+  };
   const figures = (out: string): Figures & { errors: number } => {
     const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
     return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99, errors: r.errors };
@@ -297,14 +341,43 @@ COMMIT;
       `| ${workload} | ${north.callsPerSecond.toFixed(0)} | ${north.p50.toFixed(2)} | ${north.p99.toFixed(2)} | ${raw.callsPerSecond.toFixed(0)} | ${raw.p50.toFixed(2)} | ${raw.p99.toFixed(2)} | **${ratio.toFixed(2)}×** |`,
     );
   }
-  console.log(
-    `\nNorth MCP vs raw SQL (pgbench), ${CLIENTS} clients, ${SECONDS} s each, PostgreSQL at ${embedded ? "embedded" : "DATABASE_URL"}\n`,
-  );
-  console.log(
-    "| workload | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
-  );
-  console.log("|---|---|---|---|---|---|---|---|");
-  for (const row of rows) console.log(row);
+  if (rows.length > 0) {
+    console.log(
+      `\nNorth MCP vs raw SQL (pgbench), ${CLIENTS} clients, ${SECONDS} s each, PostgreSQL at ${embedded ? "embedded" : "DATABASE_URL"}\n`,
+    );
+    console.log(
+      "| workload | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|");
+    for (const row of rows) console.log(row);
+  }
+
+  if (only?.includes("oauth") || !only) {
+    const o = await benchOAuth({
+      db: app.db,
+      auditKey: AUDIT_KEY,
+      apiTokens,
+      seconds: SECONDS,
+      readClients,
+    });
+    console.log(
+      `\nThe same profile read (north__working_profile) with an API token and with an OAuth access token: ${CLIENTS} clients, each alternating its member's two tokens call by call, ${SECONDS} s, one server on the product's auth path\n`,
+    );
+    console.log("| token | calls | calls/s | p50 ms | p99 ms |");
+    console.log("|---|---|---|---|---|");
+    for (const [label, f] of [
+      ["API token", o.api],
+      ["OAuth access token", o.oauth],
+    ] as const) {
+      console.log(
+        `| ${label} | ${f.calls} | ${f.callsPerSecond.toFixed(0)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} |`,
+      );
+    }
+    const difference = o.oauth.p50 - o.api.p50;
+    console.log(
+      `\np50 difference (OAuth − API): **${difference.toFixed(2)} ms** (95% bootstrap interval ${o.p50DifferenceInterval[0].toFixed(2)} to ${o.p50DifferenceInterval[1].toFixed(2)} ms) — ${difference <= 1 ? "PASS" : "FAIL"} (target ≤ 1 ms).\nResolver alone, in process, one request at a time (wall / CPU per request): API token ${o.resolver.api.wall.toFixed(0)} / ${o.resolver.api.cpu.toFixed(0)} µs, OAuth ${o.resolver.oauth.wall.toFixed(0)} / ${o.resolver.oauth.cpu.toFixed(0)} µs.`,
+    );
+  }
 
   await server.close();
   await app.close();
