@@ -255,6 +255,7 @@ export async function benchOAuth(options: OAuthBenchOptions): Promise<OAuthBench
     logger,
     auditKey: options.auditKey,
   });
+  await signIn.ready();
   const server = await startHttpServer(app.fetch, { port, hostname: "127.0.0.1" });
   try {
     const accessTokens: string[] = [];
