@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import { northJson } from "../support/processes.ts";
 import {
   connect,
   decide,
@@ -209,16 +211,20 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
 });
 
 describe("the resource server checks every request", () => {
-  it("revoking the grant ends access on the next call", async () => {
+  it("revoking the grant with the CLI ends access on the next call", async () => {
     const { tokens } = await connected(memberToken, 33424);
     expect(await listStatus(tokens.access_token)).toBe(200);
-    const { revokeGrant } = await import("@north/db");
     const [grant] = await db.owner.db
       .select({ id: ast.oauthConsent.id })
       .from(ast.oauthConsent)
       .innerJoin(ast.oauthClient, eq(ast.oauthClient.clientId, ast.oauthConsent.clientId))
       .where(sql`${ast.oauthClient.redirectUris} @> array['http://127.0.0.1:33424/callback']`);
-    expect(await revokeGrant(db.owner.db, grant?.id ?? "")).not.toBeNull();
+    // The operator's command, as a real process.
+    const revoked = await northJson(["grant", "revoke", grant?.id ?? ""], {
+      DATABASE_URL: db.ownerUrl,
+      NORTH_AUDIT_KEY: TEST_AUDIT_KEY,
+    });
+    expect(revoked).toEqual({ id: grant?.id, revoked: true });
     expect(await listStatus(tokens.access_token)).toBe(401);
   });
 

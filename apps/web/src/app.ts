@@ -4,20 +4,25 @@ import {
   createFingerprinter,
   type Database,
   forgetMemories,
+  listGrants,
+  members,
   memoriesHeld,
   readAuditForAdmin,
   readProfilesForAdmin,
   recordAudit,
+  revokeGrant,
   type Tenant,
   type Tx,
   withTenant,
 } from "@north/db";
+import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { secureHeaders } from "hono/secure-headers";
 import { SCRIPT, STYLESHEET } from "./assets.ts";
 import { type ConsoleLogger, handleConsoleError } from "./errors.ts";
 import { auditPage } from "./pages/audit.ts";
+import { connectionsPage } from "./pages/connections.ts";
 import { forbiddenFormPage, notFoundPage } from "./pages/error.ts";
 import { loginPage, refusedPage } from "./pages/login.ts";
 import { memoriesPage } from "./pages/memories.ts";
@@ -113,9 +118,10 @@ export function buildAdminApp(deps: AdminAppDeps) {
       tenant: Tenant,
     ) => Promise<{
       value: T;
-      outcome: "read" | "forgotten" | "noop" | "rejected";
+      outcome: "read" | "forgotten" | "noop" | "rejected" | "revoked";
       target?: string;
       affected?: number;
+      reason?: string;
     }>,
   ) => {
     const manager = c.get("manager");
@@ -129,6 +135,7 @@ export function buildAdminApp(deps: AdminAppDeps) {
         requestId: c.get("requestId"),
         target: result.target === undefined ? undefined : fingerprint(result.target),
         affected: result.affected,
+        reason: result.reason,
       });
       return result.value;
     });
@@ -166,7 +173,15 @@ export function buildAdminApp(deps: AdminAppDeps) {
     return c.redirect("/admin/profiles", 303);
   });
 
-  for (const path of ["/logout", "/profiles", "/memories", "/memories/*", "/audit"]) {
+  for (const path of [
+    "/logout",
+    "/profiles",
+    "/memories",
+    "/memories/*",
+    "/connections",
+    "/connections/*",
+    "/audit",
+  ]) {
     app.use(path, requireManager);
   }
 
@@ -241,6 +256,42 @@ export function buildAdminApp(deps: AdminAppDeps) {
       return { value: count, outcome: result.outcome, target: key, affected: count };
     });
     return c.redirect(`/admin/memories?erased=${forgotten}`, 303);
+  });
+
+  app.get("/connections", async (c) => {
+    const rows = await asManager(c, "admin_connections", async (tx, tenant) => {
+      const grants = await listGrants(tx, { organizationId: tenant.organizationId });
+      const emails = new Map(
+        (
+          await tx
+            .select({ userId: members.userId, email: members.email })
+            .from(members)
+            .where(eq(members.organizationId, tenant.organizationId))
+        ).map((m) => [m.userId, m.email]),
+      );
+      return {
+        value: grants.map((g) => ({ ...g, memberEmail: emails.get(g.userId) ?? "" })),
+        outcome: "read" as const,
+      };
+    });
+    const revoked = c.req.query("revoked") === "1" ? "The app was disconnected." : undefined;
+    return c.html(connectionsPage(rows, c.get("manager").csrfToken, revoked));
+  });
+
+  // Post/redirect/get; the grant must belong to this organisation (RLS on members).
+  app.post("/connections/revoke", async (c) => {
+    const form = await c.req.parseBody();
+    const grantId = typeof form.grant_id === "string" ? form.grant_id : "";
+    const revoked = await asManager(c, "grant_revoke", async (tx, tenant) => {
+      const grant = /^[0-9a-f-]{36}$/i.test(grantId)
+        ? await revokeGrant(tx, grantId, tenant.organizationId)
+        : null;
+      return grant
+        ? { value: true, outcome: "revoked" as const, reason: "manager", target: grant.clientId }
+        : { value: false, outcome: "rejected" as const, reason: "unknown_grant" };
+    });
+    if (!revoked) return c.html(notFoundPage(), 404);
+    return c.redirect("/admin/connections?revoked=1", 303);
   });
 
   app.get("/audit", async (c) => {
