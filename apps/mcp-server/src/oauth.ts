@@ -81,12 +81,16 @@ function createJwtVerifier(
   const orgClaim = options.organizationClaim ?? "north_org";
   const userClaim = options.userClaim ?? "sub";
   const checks = jwtChecks(options);
+  const verified = createVerifiedCache();
   return async (token) => {
-    let payload: JWTPayload;
-    try {
-      ({ payload } = await jwtVerify(token, keys, checks));
-    } catch {
-      return null;
+    let payload = verified.get(token);
+    if (!payload) {
+      try {
+        ({ payload } = await jwtVerify(token, keys, checks));
+      } catch {
+        return null;
+      }
+      verified.set(token, payload);
     }
     if (options.grants) return principalForGrant(db, payload);
     const organizationId = payload[orgClaim];
@@ -115,6 +119,39 @@ function createJwtVerifier(
       tokenId: tokenIdFor(payload),
     };
     return principal;
+  };
+}
+
+/** Verified tokens kept at most this many, and at most this long (never past their `exp`). */
+const VERIFIED_CACHE_SIZE = 10_000;
+const VERIFIED_CACHE_MS = 5 * 60 * 1000;
+
+/**
+ * Claims of tokens whose signature and claims already verified, so a host's every call does not
+ * pay the ES256 check again (decision 017). Only the signature work is saved: the member and
+ * grant are still checked on every request, so revocation still takes effect at once. Bounded
+ * (oldest out first), and an entry never outlives its token's `exp` or five minutes.
+ */
+function createVerifiedCache() {
+  const entries = new Map<string, { payload: JWTPayload; until: number }>();
+  return {
+    get(token: string): JWTPayload | undefined {
+      const entry = entries.get(token);
+      if (!entry) return undefined;
+      if (entry.until > Date.now()) return entry.payload;
+      entries.delete(token);
+      return undefined;
+    },
+    set(token: string, payload: JWTPayload) {
+      const exp = typeof payload.exp === "number" ? payload.exp * 1000 : 0;
+      const until = Math.min(exp, Date.now() + VERIFIED_CACHE_MS);
+      if (until <= Date.now()) return;
+      if (entries.size >= VERIFIED_CACHE_SIZE) {
+        const oldest = entries.keys().next().value;
+        if (oldest !== undefined) entries.delete(oldest);
+      }
+      entries.set(token, { payload, until });
+    },
   };
 }
 
