@@ -36,6 +36,17 @@ export class IdpLoginError extends Error {
   override name = "IdpLoginError";
 }
 
+/**
+ * Whether the IdP vouches for the email (SPEC §3a: only verified identities). `email_verified`
+ * is the OIDC claim; Microsoft Entra ID never sends it and instead offers the optional claim
+ * `xms_edov` ("email domain owner verified"), which North reads only when `email_verified` is
+ * absent (decision 017).
+ */
+export function emailIsVerified(claims: Record<string, unknown>): boolean {
+  if (claims.email_verified !== undefined) return claims.email_verified === true;
+  return claims.xms_edov === true;
+}
+
 const DISCOVERY_TTL_MS = 10 * 60 * 1000;
 const IDP_TIMEOUT_S = 10;
 
@@ -122,7 +133,7 @@ export function createIdentityProviders() {
         issuer: claims.iss,
         subject: claims.sub,
         email: typeof claims.email === "string" ? claims.email : null,
-        emailVerified: claims.email_verified === true,
+        emailVerified: emailIsVerified(claims),
       };
     },
   };
