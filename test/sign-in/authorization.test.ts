@@ -228,6 +228,25 @@ describe("the resource server checks every request", () => {
     expect(await listStatus(tokens.access_token)).toBe(401);
   });
 
+  it("a client that revokes its refresh token (RFC 7009) ends its grant", async () => {
+    const { client, tokens } = await connected(memberToken, 33427);
+    expect(await listStatus(tokens.access_token)).toBe(200);
+    const response = await fetch(`${server.base}/oauth/oauth2/revoke`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        token: tokens.refresh_token ?? "",
+        token_type_hint: "refresh_token",
+        client_id: client.clientInformation()?.client_id ?? "",
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(await listStatus(tokens.access_token)).toBe(401);
+    const [audit] = await db.owner.client`
+      select outcome, reason from audit_events where tool = 'grant_revoke' and reason = 'client'`;
+    expect(audit).toEqual({ outcome: "revoked", reason: "client" });
+  });
+
   it("removing the member ends access on the next call", async () => {
     const other = await createWorkspace(db.owner.db, "Removal");
     const token = (
