@@ -439,6 +439,17 @@ describe("bun run start", () => {
       `claude mcp add --transport http north ${url} --header "Authorization: Bearer ${token}"`,
     );
     expect(first.stdout()).toContain('"NORTH_TOKEN"');
+    // How to connect with OAuth, beside the token line (North is its own authorization server).
+    expect(first.stdout()).toContain(`claude mcp add --transport http north ${url}   then /mcp`);
+    expect(first.stdout()).toMatch(/MCP Inspector .*Quick OAuth Flow/);
+    expect(first.stdout()).toMatch(
+      /claude\.ai, Claude Desktop, Cowork connectors need NORTH_PUBLIC_URL on https/,
+    );
+    const base = url.replace(/\/mcp$/, "");
+    const metadata = (await (
+      await fetch(`${base}/.well-known/oauth-authorization-server`)
+    ).json()) as { issuer: string };
+    expect(metadata.issuer).toBe(base);
     mcpUrl = url;
     const client = await connect(token);
     await saveAnswer(client, { question: "Survives a restart?", answer: "It should." });
