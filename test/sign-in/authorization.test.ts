@@ -165,6 +165,18 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
     expect(scopes).toEqual(expect.arrayContaining(["profile:write", "memory:read"]));
   });
 
+  it("caps a grant by the API token the member signed in with", async () => {
+    const readOnly = (
+      await createApiToken(db.owner.db, { ...ws.member, scopes: ["memory:read"], expiresAt: null })
+    ).token;
+    const { tokens, consentText } = await connected(readOnly, 33428);
+    expect(consentText).not.toContain("Save new memories");
+    const scopes = String(decodeJwt(tokens.access_token).scope).split(" ");
+    expect(scopes).toContain("memory:read");
+    expect(scopes).not.toContain("memory:write");
+    expect(scopes).not.toContain("profile:write");
+  });
+
   it("gives a manager admin when asked", async () => {
     const { tokens, consentText } = await connected(managerToken, 33421);
     expect(consentText).toContain("Manager tools");

@@ -24,7 +24,7 @@ export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
 /** A spent refresh token replayed within this window gets the same answer, not a revocation. */
 export const REFRESH_REUSE_GRACE_S = 30;
 /** The authorization server's browser session: only long enough to finish signing in. */
-const AS_SESSION_TTL_S = 15 * 60;
+export const AS_SESSION_TTL_S = 15 * 60;
 
 /**
  * Where the library's endpoints live. The RFC 8414 metadata is served at the root
@@ -183,14 +183,14 @@ export function createAuthorizationServer(options: AuthorizationServerOptions) {
       }
       return { url: answer.url };
     },
-    /** Opens the browser session for an authenticated member; returns its Set-Cookie header. */
-    async openSession(userId: string): Promise<string[]> {
+    /** Opens the browser session for an authenticated member: its id and Set-Cookie headers. */
+    async openSession(userId: string): Promise<{ sessionId: string; cookies: string[] }> {
       await ensureAuthorizationServerUser(options.db, userId);
-      const { headers } = await api.northEstablishSession({
+      const { headers, response } = await api.northEstablishSession({
         body: { userId },
         returnHeaders: true,
       });
-      return headers.getSetCookie();
+      return { sessionId: response.sessionId, cookies: headers.getSetCookie() };
     },
   };
 }
@@ -202,7 +202,7 @@ export interface NorthAuthApi {
   northEstablishSession(input: {
     body: { userId: string };
     returnHeaders: true;
-  }): Promise<{ headers: Headers; response: unknown }>;
+  }): Promise<{ headers: Headers; response: { sessionId: string } }>;
   getSession(input: {
     headers: Headers;
   }): Promise<{ session: { id: string; userId: string }; user: { id: string } } | null>;

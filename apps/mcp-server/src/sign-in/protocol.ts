@@ -10,12 +10,14 @@ import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
 import { SCOPES } from "../principal.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
+import type { ScopeCap } from "./entitlement.ts";
 import { messagePage } from "./pages.ts";
-import { entitlement, revokeAndAudit, storedTokenHash } from "./routes.ts";
+import { revokeAndAudit, storedTokenHash } from "./routes.ts";
 
 export interface ProtocolDeps {
   db: Database;
   as: AuthorizationServer;
+  cap: ScopeCap;
   fingerprint: (value: string) => TargetFingerprint;
   logger: Logger;
 }
@@ -97,7 +99,7 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     const session = await deps.as.api.getSession({ headers: c.req.raw.headers }).catch(() => null);
     const member = session ? await activeMemberForUser(deps.db, session.user.id) : null;
     if (member) {
-      const allowed = entitlement(member.role);
+      const allowed = await deps.cap.allowed(c, session?.session.id ?? "", member.role);
       const narrowed = scopes.filter((s) => allowed.includes(s));
       // Nothing left: keep the request as it was, so the consent page can say so.
       if (narrowed.some((s) => s !== OFFLINE_ACCESS)) scopes = narrowed;

@@ -19,13 +19,13 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { principalForToken } from "../auth.ts";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
-import { SCOPES } from "../principal.ts";
 import {
   AS_BASE_PATH,
   type AuthorizationServer,
   CONSENT_PATH,
   OFFLINE_ACCESS,
 } from "./authorization-server.ts";
+import type { ScopeCap } from "./entitlement.ts";
 import {
   type IdentityProviders,
   IdpLoginError,
@@ -38,6 +38,7 @@ import type { SecretBox } from "./secret-box.ts";
 export interface SignInDeps {
   db: Database;
   as: AuthorizationServer;
+  cap: ScopeCap;
   idps: IdentityProviders;
   secrets: SecretBox;
   /** NORTH_SECRET_KEY: keys the consent form's CSRF token. */
@@ -53,11 +54,6 @@ export interface SignInDeps {
     c: Context,
     member: { organizationId: string; userId: string },
   ) => Promise<Response>;
-}
-
-/** What a member may be granted: everything but `admin`, which only managers hold. */
-export function entitlement(role: "member" | "manager"): string[] {
-  return [...SCOPES.filter((s) => s !== "admin" || role === "manager"), OFFLINE_ACCESS];
 }
 
 /** The login's state between the redirect to the IdP and its callback: an encrypted cookie. */
@@ -102,13 +98,16 @@ export function buildSignInRoutes(deps: SignInDeps) {
     return c.body(SIGN_IN_STYLESHEET);
   });
 
-  /** Back to the library's authorize endpoint with the original request, now signed in. */
-  const resume = (continueQuery: string, cookies: string[] = []) => {
+  /**
+   * Back to the library's authorize endpoint with the original request, now signed in. Cookies
+   * go through the context (a Response built by hand would have its Set-Cookie headers replaced
+   * by the context's when Hono merges them).
+   */
+  const resume = (c: Context, continueQuery: string, cookies: string[] = []) => {
     const query = new URLSearchParams(continueQuery);
     for (const name of ["sig", "exp", "prompt"]) query.delete(name);
-    const headers = new Headers({ Location: `${AS_BASE_PATH}/oauth2/authorize?${query}` });
-    for (const cookie of cookies) headers.append("Set-Cookie", cookie);
-    return new Response(null, { status: 303, headers });
+    for (const cookie of cookies) c.header("Set-Cookie", cookie, { append: true });
+    return c.redirect(`${AS_BASE_PATH}/oauth2/authorize?${query}`, 303);
   };
 
   const continueOf = (form: Record<string, unknown>) =>
@@ -141,19 +140,20 @@ export function buildSignInRoutes(deps: SignInDeps) {
     member: { organizationId: string; userId: string },
     method: "idp" | "api_token",
     continueQuery: string,
-    tokenId?: string,
+    token?: { id: string | null; scopes: readonly string[] },
   ) => {
     await withTenant(deps.db, member, (tx) =>
       recordAudit(tx, {
         tool: "sign_in",
         outcome: "created",
         reason: method,
-        tokenId: tokenId ?? null,
+        tokenId: token?.id ?? null,
         requestId: c.get("requestId"),
       }),
     );
-    const cookies = await deps.as.openSession(member.userId);
-    return resume(continueQuery, cookies);
+    const { sessionId, cookies } = await deps.as.openSession(member.userId);
+    if (token) await deps.cap.set(c, sessionId, token.scopes);
+    return resume(c, continueQuery, cookies);
   };
 
   app.get("/", (c) => {
@@ -354,7 +354,10 @@ export function buildSignInRoutes(deps: SignInDeps) {
         401,
       );
     }
-    return signedIn(c, principal, "api_token", continueQuery, principal.tokenId ?? undefined);
+    return signedIn(c, principal, "api_token", continueQuery, {
+      id: principal.tokenId,
+      scopes: principal.scopes,
+    });
   });
 
   const csrfFor = (sessionId: string) =>
@@ -374,7 +377,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
       .where(eq(ast.oauthClient.clientId, clientId));
     if (!client) return null;
     const requested = (query.get("scope") ?? "").split(" ").filter(Boolean);
-    const allowed = entitlement(member.role);
+    const allowed = await deps.cap.allowed(c, session.session.id, member.role);
     return {
       sessionId: session.session.id,
       userId: session.user.id,
