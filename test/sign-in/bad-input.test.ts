@@ -7,10 +7,12 @@ let db: TestDatabase;
 let server: SignInServer;
 let clientId: string;
 const redirectUri = "http://127.0.0.1:37000/callback";
+/** MCP Inspector's page, which runs its OAuth flow in the browser. */
+const INSPECTOR = "http://localhost:6274";
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  server = await startSignInServer(db);
+  server = await startSignInServer(db, { allowedOrigins: [INSPECTOR] });
   await createWorkspace(db.owner.db);
   const registered = await fetch(`${server.base}/oauth/oauth2/register`, {
     method: "POST",
@@ -155,5 +157,43 @@ describe("bad input gets an error, never a 500 and never a redirect elsewhere", 
     });
     expect(response.status).toBe(404);
     expect(response.headers.getSetCookie()).toEqual([]);
+  });
+});
+
+describe("browser-based hosts", () => {
+  it("lets an allowed origin read the metadata, register and call the token endpoint (CORS)", async () => {
+    const preflight = await fetch(`${server.base}/oauth/oauth2/token`, {
+      method: "OPTIONS",
+      headers: {
+        Origin: INSPECTOR,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type",
+      },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(INSPECTOR);
+    const metadata = await fetch(`${server.base}/.well-known/oauth-authorization-server`, {
+      headers: { Origin: INSPECTOR },
+    });
+    expect(metadata.headers.get("access-control-allow-origin")).toBe(INSPECTOR);
+    const registered = await fetch(`${server.base}/oauth/oauth2/register`, {
+      method: "POST",
+      headers: { Origin: INSPECTOR, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        client_name: "MCP Inspector",
+        redirect_uris: [`${INSPECTOR}/oauth/callback`],
+        token_endpoint_auth_method: "none",
+      }),
+    });
+    expect(registered.status).toBe(201);
+    expect(registered.headers.get("access-control-allow-origin")).toBe(INSPECTOR);
+  });
+
+  it("refuses any other origin", async () => {
+    const response = await fetch(`${server.base}/.well-known/oauth-authorization-server`, {
+      headers: { Origin: "http://localhost:9999" },
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get("access-control-allow-origin")).toBeNull();
   });
 });

@@ -131,7 +131,7 @@ export async function startCimdHost(): Promise<CimdHost> {
  */
 export async function startSignInServer(
   db: TestDatabase,
-  options: { cimd?: CimdHost } = {},
+  options: { cimd?: CimdHost; allowedOrigins?: string[] } = {},
 ): Promise<SignInServer> {
   const logs: string[] = [];
   const logger = createLogger({
@@ -163,6 +163,7 @@ export async function startSignInServer(
     limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
     logger,
     auditKey: TEST_AUDIT_KEY,
+    allowedOrigins: options.allowedOrigins,
     admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY, logger }),
   });
   await signIn.ready();

@@ -4,6 +4,7 @@ import { createFingerprinter, type Database } from "@north/db";
 import { sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { requiredScopes } from "./capabilities/index.ts";
@@ -141,6 +142,22 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       allowedOrigins: deps.allowedOrigins ?? [],
     }),
   );
+  // Browser-based hosts (MCP Inspector's page) on an allowed origin may read the OAuth metadata,
+  // register, exchange and revoke tokens, and call /mcp: CORS for exactly those origins (the
+  // guard above has already refused every other origin).
+  const origins = deps.allowedOrigins ?? [];
+  if (origins.length > 0) {
+    const browserHosts = cors({
+      origin: [...origins],
+      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      allowHeaders: ["Authorization", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id"],
+      exposeHeaders: ["WWW-Authenticate", "Mcp-Session-Id"],
+      maxAge: 600,
+    });
+    for (const path of ["/.well-known/*", "/oauth/oauth2/*", "/oauth/jwks", "/mcp"]) {
+      app.use(path, browserHosts);
+    }
+  }
   // A body limit on every route; /mcp raises it below. Forms and metadata need far less.
   const formLimit = bodyLimit({ maxSize: MAX_FORM_BODY_BYTES, onError: tooLarge });
   app.use("*", async (c, next) => (c.req.path === "/mcp" ? next() : formLimit(c, next)));

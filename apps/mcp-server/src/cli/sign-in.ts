@@ -10,7 +10,7 @@ import {
   setSsoConnection,
 } from "@north/db";
 import type { NorthConfig } from "../config.ts";
-import { revokeAndAudit } from "../sign-in/routes.ts";
+import { revokeAndAudit } from "../sign-in/grants.ts";
 import { createSecretBox } from "../sign-in/secret-box.ts";
 import { requireUuid } from "./operator.ts";
 import { CliError, type OwnerRuntime, openOwner } from "./runtime.ts";

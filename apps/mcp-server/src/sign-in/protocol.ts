@@ -11,8 +11,8 @@ import { describeError } from "../logger.ts";
 import { SCOPES } from "../principal.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
 import type { ScopeCap } from "./entitlement.ts";
+import { revokeAndAudit, storedTokenHash } from "./grants.ts";
 import { messagePage } from "./pages.ts";
-import { revokeAndAudit, storedTokenHash } from "./routes.ts";
 
 export interface ProtocolDeps {
   db: Database;

@@ -1,11 +1,10 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import {
   activeMemberForUser,
   authorizationServerTables as ast,
   type Database,
   organizationName,
   recordAudit,
-  revokeClientAccess,
   signInMember,
   ssoConnectionForDomain,
   ssoConnectionForOrganization,
@@ -19,12 +18,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { principalForToken } from "../auth.ts";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
-import {
-  AS_BASE_PATH,
-  type AuthorizationServer,
-  CONSENT_PATH,
-  OFFLINE_ACCESS,
-} from "./authorization-server.ts";
+import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
 import type { ScopeCap } from "./entitlement.ts";
 import {
   type IdentityProviders,
@@ -454,36 +448,3 @@ export function buildSignInRoutes(deps: SignInDeps) {
 
   return app;
 }
-
-/** SHA-256 base64url, as the library stores tokens: to find a presented refresh token's row. */
-export const storedTokenHash = (token: string) =>
-  createHash("sha256").update(token, "utf8").digest("base64url");
-
-/**
- * Ends a member's access through one client and records why (`client`, `refresh_reuse`,
- * `operator`, `manager`).
- */
-export async function revokeAndAudit(
-  db: Database,
-  grant: { organizationId: string; userId: string; clientId: string },
-  reason: string,
-  fingerprint: (value: string) => TargetFingerprint,
-  requestId?: string,
-) {
-  await withTenant(
-    db,
-    { organizationId: grant.organizationId, userId: grant.userId },
-    async (tx) => {
-      await revokeClientAccess(tx, grant.userId, grant.clientId);
-      await recordAudit(tx, {
-        tool: reason === "refresh_reuse" ? "refresh_reuse" : "grant_revoke",
-        outcome: "revoked",
-        reason,
-        requestId: requestId ?? null,
-        target: fingerprint(grant.clientId),
-      });
-    },
-  );
-}
-
-export { CONSENT_PATH };
