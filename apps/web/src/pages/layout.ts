@@ -4,7 +4,7 @@ import { CSRF_FIELD } from "../session.ts";
 
 type Content = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-export type Section = "profiles" | "memories" | "connections" | "audit";
+export type Section = "members" | "profiles" | "memories" | "connections" | "audit";
 
 /** A signed-in page: which section it is, and the session's CSRF token for its forms. */
 export interface Nav {
@@ -34,7 +34,7 @@ export function layout(title: string, body: Content, nav?: Nav) {
       <strong>North</strong>
       ${
         nav
-          ? html`${link("profiles", "Working profiles")} ${link("memories", "Memories")}
+          ? html`${link("members", "Members")} ${link("profiles", "Working profiles")} ${link("memories", "Memories")}
               ${link("connections", "Connected apps")} ${link("audit", "Audit")}
               <form method="post" action="/admin/logout">${csrfField(nav.csrf)}<button type="submit">Sign out</button></form>`
           : ""
