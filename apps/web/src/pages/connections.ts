@@ -20,22 +20,22 @@ export function connectionsPage(rows: readonly ConnectionRow[], csrf: string, me
       ${
         rows.length === 0
           ? html`<p>No connected apps.</p>`
-          : html`<table>
+          : html`<div class="table-wrap"><table>
         <thead><tr><th>Member</th><th>App</th><th>Access</th><th>Since (UTC)</th><th></th></tr></thead>
         <tbody>
           ${rows.map(
             (r) => html`<tr>
-              <td>${r.memberEmail}</td>
-              <td>${r.clientName ?? r.clientId}</td>
-              <td>${r.scopes.filter((s) => s !== "offline_access").join(", ")}</td>
-              <td>${r.createdAt ? r.createdAt.toISOString().replace("T", " ").slice(0, 16) : ""}</td>
+              <td data-label="Member">${r.memberEmail}</td>
+              <td data-label="App">${r.clientName ?? r.clientId}</td>
+              <td data-label="Access">${r.scopes.filter((s) => s !== "offline_access").join(", ")}</td>
+              <td data-label="Since (UTC)">${r.createdAt ? r.createdAt.toISOString().replace("T", " ").slice(0, 16) : ""}</td>
               <td><form method="post" action="/admin/connections/revoke">${csrfField(csrf)}
                 <input type="hidden" name="grant_id" value="${r.id}" />
-                <button type="submit">Revoke</button></form></td>
+                <button type="submit" class="danger">Revoke</button></form></td>
             </tr>`,
           )}
         </tbody>
-      </table>`
+      </table></div>`
       }`,
     { section: "connections", csrf } satisfies Nav,
   );

@@ -5,7 +5,7 @@ import { layout } from "./layout.ts";
 export function errorPage(requestId: string) {
   return layout(
     "Something went wrong",
-    html`<p class="notice" role="alert">Something went wrong with this request, and nothing
+    html`<p class="notice error" role="alert">Something went wrong with this request, and nothing
       more is shown here. If it keeps happening, give your operator this request id:
       <code data-request-id>${requestId}</code></p>
       <p><a href="/admin/profiles">Back to the console</a></p>`,
@@ -16,7 +16,7 @@ export function errorPage(requestId: string) {
 export function forbiddenFormPage() {
   return layout(
     "Form refused",
-    html`<p class="notice" role="alert">This form did not come from your current console
+    html`<p class="notice error" role="alert">This form did not come from your current console
       session, so nothing was changed. Reload the page and try again.</p>
       <p><a href="/admin/profiles">Back to the console</a></p>`,
   );
@@ -25,7 +25,8 @@ export function forbiddenFormPage() {
 export function notFoundPage() {
   return layout(
     "Not found",
-    html`<p>There is no such page in the console.</p>
-      <p><a href="/admin/profiles">Back to the console</a></p>`,
+    html`<p class="notice error" role="alert">There is no such page in the console: the
+      address may be mistyped, or what it pointed to no longer exists.</p>
+      <p><a href="/admin/members">Back to the console</a></p>`,
   );
 }

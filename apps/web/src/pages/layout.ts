@@ -30,17 +30,23 @@ export function layout(title: string, body: Content, nav?: Nav) {
     <script src="/admin/console.js" defer></script>
   </head>
   <body>
+    <a class="skip" href="#content">Skip to content</a>
     <header>
-      <strong>North</strong>
+      <span class="brand">North</span>
       ${
         nav
-          ? html`${link("members", "Members")} ${link("profiles", "Working profiles")} ${link("memories", "Memories")}
-              ${link("connections", "Connected apps")} ${link("audit", "Audit")}
-              <form method="post" action="/admin/logout">${csrfField(nav.csrf)}<button type="submit">Sign out</button></form>`
+          ? html`<nav aria-label="Console"><ul>
+              <li>${link("members", "Members")}</li>
+              <li>${link("profiles", "Working profiles")}</li>
+              <li>${link("memories", "Memories")}</li>
+              <li>${link("connections", "Connected apps")}</li>
+              <li>${link("audit", "Audit")}</li>
+            </ul></nav>
+            <form method="post" action="/admin/logout">${csrfField(nav.csrf)}<button type="submit">Sign out</button></form>`
           : ""
       }
     </header>
-    <main>
+    <main id="content">
       <h1>${title}</h1>
       ${body}
     </main>
