@@ -439,14 +439,18 @@ describe("F10: personal data stays out of URLs", () => {
     expect(await page.textContent("main")).toContain(ERASED.body);
     expect(page.url()).toBe(`${base}/admin/memories`);
 
-    page.once("dialog", (dialog) => void dialog.accept());
+    // The confirmation is a page reached by POST, which names the subject and the count.
+    await Promise.all([
+      page.waitForURL(`${base}/admin/memories/confirm`),
+      page.click("button[data-erase-all]"),
+    ]);
     const erased = page.waitForResponse(`${base}/admin/memories/forget`);
     await Promise.all([
       page.waitForURL(`${base}/admin/memories?erased=1`),
       page.click('form[action="/admin/memories/forget"] button'),
     ]);
     expect((await erased).status()).toBe(303);
-    expect(await page.textContent("main")).toContain("1 memories erased");
+    expect(await page.textContent("main")).toContain("1 memory erased");
     // Refreshing the landing page re-sends nothing.
     await page.reload();
     expect(await auditCount("admin_memory_forget")).toBe(1);
@@ -477,7 +481,8 @@ describe("F10: personal data stays out of URLs", () => {
     expect(response.status).toBe(200);
     const html = await response.text();
     expect(html).not.toContain(KEPT.body);
-    expect(html).not.toContain(KEPT.id);
+    // The page lists the subjects held (SPEC §8), KEPT among them, but reviews none of them.
+    expect(html).not.toContain("data-review");
     expect(await auditCount("admin_memory_held")).toBe(before);
   });
 });

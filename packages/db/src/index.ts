@@ -73,6 +73,17 @@ export {
   rememberMemory,
   type SubjectFingerprinter,
 } from "./memories.ts";
+export {
+  type HeldSubject,
+  listHeldSubjects,
+  type MemoryReview,
+  type MemoryState,
+  type ReviewedMemory,
+  type ReviewScope,
+  reviewMemories,
+  summarizeMemoriesWithoutSubject,
+  type UnsubjectedSummary,
+} from "./memory-console.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 export { describeError, hasSqlState } from "./pg-errors.ts";
 export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./provision.ts";

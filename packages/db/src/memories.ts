@@ -233,10 +233,24 @@ export async function memoriesHeld(
     .orderBy(desc(memories.createdAt));
 }
 
-/** One memory, or a subject (of one type, or of every type when `subjectType` is absent). */
+/**
+ * One memory, a subject (of one type, or of every type when `subjectType` is absent), or every
+ * memory without a subject (the console's review of subject-less memories).
+ */
 export type ForgetTarget =
   | { subjectFingerprint: string; subjectType?: string }
-  | { memoryId: string };
+  | { memoryId: string }
+  | { withoutSubject: true };
+
+/** The rows a target names, in every state: callers add the states they mean. */
+export function targetCondition(target: ForgetTarget): SQL | undefined {
+  if ("memoryId" in target) return eq(memories.id, target.memoryId);
+  if ("withoutSubject" in target) return isNull(memories.subjectFingerprint);
+  return and(
+    eq(memories.subjectFingerprint, target.subjectFingerprint),
+    target.subjectType ? eq(memories.subjectType, target.subjectType) : undefined,
+  );
+}
 
 export type ForgetResult =
   | {
@@ -252,7 +266,8 @@ export type ForgetResult =
  * a tombstone recording who and when. `isManager` (a manager acting with the `admin` scope)
  * forgets everything matching; anyone else only what they wrote (by subject), or is refused (by
  * id). By subject, the result says how many memories about it remain, so a receipt never
- * suggests nothing is left when something is.
+ * suggests nothing is left when something is. A purged memory has nothing left to erase: it is
+ * neither counted nor marked as erased by the caller.
  */
 export async function forgetMemories(
   tx: Tx,
@@ -260,13 +275,7 @@ export async function forgetMemories(
 ): Promise<ForgetResult> {
   const { requester, isManager, target } = params;
   const mayForget = isManager ? sql`true` : eq(memories.authorId, requester.userId);
-  const match =
-    "memoryId" in target
-      ? eq(memories.id, target.memoryId)
-      : and(
-          eq(memories.subjectFingerprint, target.subjectFingerprint),
-          target.subjectType ? eq(memories.subjectType, target.subjectType) : undefined,
-        );
+  const match = targetCondition(target);
   const erased = await tx
     .update(memories)
     .set({
@@ -281,6 +290,7 @@ export async function forgetMemories(
         eq(memories.organizationId, requester.organizationId),
         match,
         isNull(memories.forgottenAt),
+        isNull(memories.purgedAt),
         mayForget,
       ),
     )
@@ -292,8 +302,7 @@ export async function forgetMemories(
       .where(
         and(
           eq(memories.organizationId, requester.organizationId),
-          eq(memories.subjectFingerprint, target.subjectFingerprint),
-          target.subjectType ? eq(memories.subjectType, target.subjectType) : undefined,
+          match,
           isNull(memories.forgottenAt),
           isNull(memories.purgedAt),
         ),
@@ -306,7 +315,11 @@ export async function forgetMemories(
   if (erased.length > 0) return { outcome: "forgotten", forgotten: erased.length, remaining: 0 };
 
   const [existing] = await tx
-    .select({ authorId: memories.authorId, forgottenAt: memories.forgottenAt })
+    .select({
+      authorId: memories.authorId,
+      forgottenAt: memories.forgottenAt,
+      purgedAt: memories.purgedAt,
+    })
     .from(memories)
     .where(
       and(eq(memories.organizationId, requester.organizationId), eq(memories.id, target.memoryId)),
@@ -318,7 +331,9 @@ export async function forgetMemories(
       message: "No memory has this id in this workspace.",
     };
   }
-  if (existing.forgottenAt) return { outcome: "noop", forgotten: 0, remaining: 0 };
+  if (existing.forgottenAt || existing.purgedAt) {
+    return { outcome: "noop", forgotten: 0, remaining: 0 };
+  }
   return {
     outcome: "rejected",
     code: "NORTH_FORBIDDEN",

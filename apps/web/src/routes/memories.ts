@@ -1,61 +1,275 @@
 import { checkSubjectLookup, subjectKey } from "@north/agent-runtime";
-import { forgetMemories, memoriesHeld } from "@north/db";
-import type { ConsoleApp, ConsoleContext } from "../context.ts";
-import { memoriesPage } from "../pages/memories.ts";
+import {
+  type ForgetTarget,
+  forgetMemories,
+  listHeldSubjects,
+  type MemoryReview,
+  type ReviewedMemory,
+  reviewMemories,
+  summarizeMemoriesWithoutSubject,
+  type Tx,
+} from "@north/db";
+import type { Context } from "hono";
+import type { ConsoleApp, ConsoleContext, Env } from "../context.ts";
+import {
+  confirmPage,
+  type MemoryTarget,
+  memoriesCount,
+  memoriesPage,
+  type Notice,
+  reviewPage,
+} from "../pages/memories.ts";
 
-/** Memories (SPEC §8): subject access and erasure. */
+/** The newest rows a review page shows; the JSON download has every row. */
+const REVIEW_LIMIT = 500;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type Form = Record<string, unknown>;
+const field = (form: Form, name: string) => {
+  const value = form[name];
+  return typeof value === "string" && value.trim() !== "" ? value : undefined;
+};
+
+/**
+ * The target a form names: `target=memory` with `memory_id`, `target=none` (memories without a
+ * subject), else a subject (`subject_id`, and `subject_type` to narrow it to one type).
+ */
+function parseTarget(form: Form): MemoryTarget | { error: string } {
+  const kind = field(form, "target");
+  if (kind === "none") return { kind: "none" };
+  if (kind === "memory") {
+    const memoryId = field(form, "memory_id") ?? "";
+    return UUID.test(memoryId) ? { kind: "memory", memoryId } : { error: "No such memory." };
+  }
+  const subject = checkSubjectLookup(field(form, "subject_type"), field(form, "subject_id"));
+  if (!subject.ok) {
+    return {
+      error: field(form, "subject_id")
+        ? "The subject type is a short lowercase word (letters, digits, '-', '_'), and the subject at most 200 characters."
+        : "Give the subject to look up (the type is optional).",
+    };
+  }
+  return { kind: "subject", type: subject.value.type, id: subject.value.id };
+}
+
+/** The store's view of a target, and the ledger's: a subject key or a memory id, never a body. */
+function storeTarget(
+  ctx: ConsoleContext,
+  target: MemoryTarget,
+): { scope: ForgetTarget; audit?: string } {
+  if (target.kind === "memory") {
+    return { scope: { memoryId: target.memoryId }, audit: target.memoryId };
+  }
+  if (target.kind === "none") return { scope: { withoutSubject: true } };
+  const key = subjectKey(target);
+  return {
+    scope: { subjectFingerprint: ctx.fingerprint(key).fingerprint, subjectType: target.type },
+    audit: key,
+  };
+}
+
+const frontPage = async (tx: Tx, organizationId: string) => ({
+  subjects: await listHeldSubjects(tx, { organizationId }),
+  unsubjected: await summarizeMemoriesWithoutSubject(tx, { organizationId }),
+});
+
+/** A search's result: the review, or the front page again with the types the name is held under. */
+type Found =
+  | { review: MemoryReview }
+  | { front: Awaited<ReturnType<typeof frontPage>>; types: string[] };
+
+/** The message after an erasure: the redirect carries counts only (SPEC §8). */
+function erasedNotice(erased?: string, remaining?: string): Notice | undefined {
+  if (!/^\d{1,6}$/.test(erased ?? "")) return undefined;
+  const n = Number(erased);
+  const left = /^[1-9]\d{0,5}$/.test(remaining ?? "")
+    ? ` ${memoriesCount(Number(remaining))} written since are still held: review the subject again.`
+    : "";
+  return n === 0
+    ? { tone: "info", text: `Nothing was erased: it had already been erased or purged.${left}` }
+    : {
+        tone: "success",
+        text: `${memoriesCount(n)} erased: the ${n === 1 ? "body is" : "bodies are"} gone; tombstones remain.${left}`,
+      };
+}
+
+type PageContext = Context<Env>;
+
+/** Memories (SPEC §8): the subjects held, subject access, erasure, and the JSON download. */
 export function memoryRoutes(app: ConsoleApp, ctx: ConsoleContext): void {
-  // A GET never searches, whatever its query says: subject names stay out of URLs (SPEC §8).
-  app.get("/memories", (c) => {
-    const erased = c.req.query("erased");
-    const message = /^\d{1,6}$/.test(erased ?? "")
-      ? `${erased} memories erased: their bodies are gone; tombstones remain.`
-      : undefined;
-    return c.html(memoriesPage({ message }, c.get("manager").csrfToken));
+  const csrfOf = (c: PageContext) => c.get("manager").csrfToken;
+
+  // A GET never searches, whatever its query says: subject names stay out of URLs.
+  app.get("/memories", async (c) => {
+    const view = await ctx.asManager(c, "admin_memory_subjects", async (tx, tenant) => ({
+      value: await frontPage(tx, tenant.organizationId),
+      outcome: "read" as const,
+    }));
+    const notice = erasedNotice(c.req.query("erased"), c.req.query("remaining"));
+    return c.html(memoriesPage({ ...view, notice }, csrfOf(c)));
   });
 
+  /** A subject's review: from the search form, or a subject's "Review" button. */
   app.post("/memories", async (c) => {
-    const csrf = c.get("manager").csrfToken;
-    const form = await c.req.parseBody();
-    const type = typeof form.subject_type === "string" ? form.subject_type : undefined;
-    const id = typeof form.subject_id === "string" ? form.subject_id : undefined;
-    const subject = checkSubjectLookup(type, id);
-    if (!subject.ok) {
-      const message = "Give both a subject type and a subject.";
-      return c.html(memoriesPage({ subjectType: type, subjectId: id, message }, csrf), 400);
+    const target = parseTarget(await c.req.parseBody());
+    if ("error" in target || target.kind !== "subject") {
+      return badTarget(c, ctx, "error" in target ? target.error : "Give the subject to look up.");
     }
-    const value = subject.value;
-    const held = await ctx.asManager(c, "admin_memory_held", async (tx, tenant) => ({
-      value: await memoriesHeld(tx, {
+    const { scope, audit } = storeTarget(ctx, target);
+    const found = await ctx.asManager<Found>(c, "admin_memory_held", async (tx, tenant) => {
+      const { organizationId } = tenant;
+      const review = await reviewMemories(tx, { organizationId, scope, limit: REVIEW_LIMIT });
+      if (review.total > 0) return { value: { review }, outcome: "read" as const, target: audit };
+      // Nothing of this type: say under which types the name is held, if any.
+      const anyType =
+        "subjectFingerprint" in scope && scope.subjectType
+          ? await reviewMemories(tx, {
+              organizationId,
+              scope: { subjectFingerprint: scope.subjectFingerprint },
+              limit: REVIEW_LIMIT,
+            })
+          : undefined;
+      const types = [...new Set(anyType?.memories.map((m) => m.subjectType ?? "") ?? [])];
+      const front = await frontPage(tx, organizationId);
+      return { value: { front, types }, outcome: "read" as const, target: audit };
+    });
+    if ("review" in found) {
+      // Named as its newest memory spells it, whatever the spelling searched.
+      const id = found.review.memories.find((m) => m.subjectId)?.subjectId ?? target.id;
+      return c.html(reviewPage({ target: { ...target, id }, review: found.review }, csrfOf(c)));
+    }
+    const elsewhere =
+      found.types.length > 0
+        ? ` It is held under another type (${found.types.join(", ")}): search again with that type, or leave the type empty.`
+        : " Matching already ignores case, accents and spacing: check the spelling against the subjects held below.";
+    const text = `Nothing is held about ${target.type ? `${target.type} ` : ""}“${target.id}”.${elsewhere}`;
+    const notice: Notice = { tone: "info", text };
+    return c.html(memoriesPage({ ...found.front, notice, typed: target }, csrfOf(c)));
+  });
+
+  app.post("/memories/without-subject", async (c) => {
+    const review = await ctx.asManager(c, "admin_memory_held", async (tx, tenant) => ({
+      value: await reviewMemories(tx, {
         organizationId: tenant.organizationId,
-        subjectFingerprint: ctx.fingerprint(subjectKey(value)).fingerprint,
+        scope: { withoutSubject: true },
+        limit: REVIEW_LIMIT,
       }),
       outcome: "read" as const,
-      target: subjectKey(value),
     }));
-    return c.html(memoriesPage({ subjectType: value.type, subjectId: value.id, held }, csrf));
+    return c.html(reviewPage({ target: { kind: "none" }, review }, csrfOf(c)));
   });
 
-  // Post/redirect/get: the redirect carries only the count, never the subject.
+  /** Names what "Yes, erase" would erase, counted now; nothing changes here. */
+  app.post("/memories/confirm", async (c) => {
+    const target = parseTarget(await c.req.parseBody());
+    if ("error" in target) return badTarget(c, ctx, target.error);
+    const { scope, audit } = storeTarget(ctx, target);
+    const review = await ctx.asManager(c, "admin_memory_held", async (tx, tenant) => ({
+      value: await reviewMemories(tx, {
+        organizationId: tenant.organizationId,
+        scope,
+        limit: target.kind === "memory" ? 1 : 0,
+      }),
+      outcome: "read" as const,
+      target: audit,
+    }));
+    const memory: ReviewedMemory | undefined = review.memories[0];
+    if (target.kind === "memory" && !memory) return badTarget(c, ctx, "No such memory.", 404);
+    return c.html(confirmPage({ target, count: review.erasable, memory }, csrfOf(c)));
+  });
+
+  // Post/redirect/get: the redirect carries only counts, never the subject.
   app.post("/memories/forget", async (c) => {
-    const form = await c.req.parseBody();
-    const type = typeof form.subject_type === "string" ? form.subject_type : undefined;
-    const id = typeof form.subject_id === "string" ? form.subject_id : undefined;
-    const subject = checkSubjectLookup(type, id);
-    if (!subject.ok) {
-      const message = "Give both a subject type and a subject.";
-      return c.html(memoriesPage({ message }, c.get("manager").csrfToken), 400);
-    }
-    const key = subjectKey(subject.value);
-    const forgotten = await ctx.asManager(c, "admin_memory_forget", async (tx, tenant) => {
-      const result = await forgetMemories(tx, {
+    const target = parseTarget(await c.req.parseBody());
+    if ("error" in target) return badTarget(c, ctx, target.error);
+    const { scope, audit } = storeTarget(ctx, target);
+    const result = await ctx.asManager(c, "admin_memory_forget", async (tx, tenant) => {
+      const forgot = await forgetMemories(tx, {
         requester: tenant,
         isManager: true,
-        target: { subjectFingerprint: ctx.fingerprint(key).fingerprint },
+        target: scope,
       });
-      const count = result.outcome === "rejected" ? 0 : result.forgotten;
-      return { value: count, outcome: result.outcome, target: key, affected: count };
+      const affected = forgot.outcome === "rejected" ? 0 : forgot.forgotten;
+      return { value: forgot, outcome: forgot.outcome, target: audit, affected };
     });
-    return c.redirect(`/admin/memories?erased=${forgotten}`, 303);
+    if (result.outcome === "rejected") return badTarget(c, ctx, "No such memory.", 404);
+    const remaining = result.remaining > 0 ? `&remaining=${result.remaining}` : "";
+    return c.redirect(`/admin/memories?erased=${result.forgotten}${remaining}`, 303);
   });
+
+  /** Everything the organisation holds: live bodies, expired ones, tombstones without. */
+  app.get("/memories/export.json", (c) => exportJson(c, ctx, { kind: "everything" }));
+  /** One subject, or the memories without one: an access request answered in one click. */
+  app.post("/memories/export.json", async (c) => {
+    const target = parseTarget(await c.req.parseBody());
+    if ("error" in target || target.kind === "memory") {
+      return badTarget(c, ctx, "error" in target ? target.error : "Export a subject.");
+    }
+    return exportJson(c, ctx, target);
+  });
+}
+
+async function badTarget(
+  c: PageContext,
+  ctx: ConsoleContext,
+  text: string,
+  status: 400 | 404 = 400,
+) {
+  const view = await ctx.asManager(c, "admin_memory_subjects", async (tx, tenant) => ({
+    value: await frontPage(tx, tenant.organizationId),
+    outcome: "rejected" as const,
+  }));
+  return c.html(
+    memoriesPage({ ...view, notice: { tone: "error", text } }, c.get("manager").csrfToken),
+    status,
+  );
+}
+
+async function exportJson(
+  c: PageContext,
+  ctx: ConsoleContext,
+  target: Exclude<MemoryTarget, { kind: "memory" }> | { kind: "everything" },
+) {
+  const { scope, audit } =
+    target.kind === "everything"
+      ? { scope: { everything: true as const }, audit: undefined }
+      : storeTarget(ctx, target);
+  const review = await ctx.asManager(c, "admin_memory_export", async (tx, tenant) => {
+    const value = await reviewMemories(tx, { organizationId: tenant.organizationId, scope });
+    return { value, outcome: "read" as const, target: audit, affected: value.total };
+  });
+  const exportedAt = new Date();
+  const document = {
+    exported_at: exportedAt.toISOString(),
+    scope: { everything: "organization", subject: "subject", none: "without_subject" }[target.kind],
+    subject:
+      target.kind === "subject"
+        ? { subject_type: target.type ?? null, subject_id: target.id }
+        : undefined,
+    note: "Bodies are what the assistant saved; tombstones (forgotten or purged) keep no body and no subject id.",
+    count: review.total,
+    memories: review.memories.map((m) => ({
+      memory_id: m.id,
+      kind: m.kind,
+      origin: m.origin,
+      state: m.state,
+      body: m.body,
+      subject_type: m.subjectType,
+      subject_id: m.subjectId,
+      author_email: m.authorEmail,
+      run_id: m.runId,
+      created_at: m.createdAt.toISOString(),
+      expires_at: m.expiresAt.toISOString(),
+      forgotten_at: m.forgottenAt?.toISOString() ?? null,
+      forgotten_by_email: m.forgottenByEmail,
+      purged_at: m.purgedAt?.toISOString() ?? null,
+    })),
+  };
+  const name = target.kind === "everything" ? "north-memories" : "north-memories-subject";
+  c.header("Content-Type", "application/json; charset=utf-8");
+  c.header(
+    "Content-Disposition",
+    `attachment; filename="${name}-${exportedAt.toISOString().slice(0, 10)}.json"`,
+  );
+  return c.body(JSON.stringify(document, null, 2));
 }
