@@ -10,6 +10,7 @@ import { forbiddenFormPage, notFoundPage } from "./pages/error.ts";
 import { loginPage, refusedPage } from "./pages/login.ts";
 import { auditRoutes } from "./routes/audit.ts";
 import { connectionRoutes } from "./routes/connections.ts";
+import { memberRoutes } from "./routes/members.ts";
 import { memoryRoutes } from "./routes/memories.ts";
 import { profileRoutes } from "./routes/profiles.ts";
 import {
@@ -122,6 +123,7 @@ export function buildAdminApp(deps: AdminAppDeps) {
     return c.redirect("/admin/login", 303);
   });
 
+  memberRoutes(app, ctx);
   profileRoutes(app, ctx);
   memoryRoutes(app, ctx);
   connectionRoutes(app, ctx);

@@ -35,11 +35,23 @@ export {
   type Tx,
 } from "./client.ts";
 export {
+  type AdminApiToken,
+  isLiveToken,
+  listApiTokensForAdmin,
+  type ManagerRequest,
+  type MemberOverview,
+  readMemberOverview,
+  revokeApiTokenForAdmin,
+} from "./console.ts";
+export {
   ADMIN_FUNCTION,
+  API_TOKENS_ADMIN_FUNCTION,
   AUDIT_ADMIN_FUNCTION,
+  MEMBER_OVERVIEW_FUNCTION,
   PURGE_FUNCTION,
   RESOLVE_SESSION_FUNCTION,
   RESOLVE_TOKEN_FUNCTION,
+  REVOKE_TOKEN_ADMIN_FUNCTION,
 } from "./definer-functions.ts";
 export {
   type AddMemberParams,
