@@ -21,12 +21,12 @@ header form { margin-left: auto; }
 header button { background: transparent; color: #fff; border: 1px solid #8c95a8; }
 
 main { padding: 1.25rem 1.5rem 3rem; max-width: 72rem; }
-h1 { font-size: 1.5rem; margin: .5rem 0 1rem; } h2 { font-size: 1.15rem; margin: 1.75rem 0 .6rem; }
+h1 { font-size: 1.5rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; } h2 { font-size: 1.15rem; margin: 1.75rem 0 .6rem; }
 p, li { overflow-wrap: anywhere; }
 
 .table-wrap { width: 100%; overflow-x: auto; margin-bottom: 1.5rem; }
 table { border-collapse: collapse; width: 100%; background: var(--card); }
-th, td { text-align: left; vertical-align: top; padding: .5rem .65rem; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+th, td { text-align: left; vertical-align: top; padding: .5rem .65rem; border-bottom: 1px solid var(--line); overflow-wrap: break-word; }
 th { background: #eef0f4; font-weight: 600; white-space: nowrap; }
 td.answer, td.body { white-space: pre-wrap; }
 code { font-size: .9em; overflow-wrap: anywhere; }
@@ -44,7 +44,9 @@ form.filters { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: end
 label { display: block; font-weight: 600; font-size: .92rem; }
 label > input, label > select { display: block; margin-top: .2rem; font-weight: 400; }
 input, select { font: inherit; padding: .4rem .5rem; border: 1px solid #9aa1ad; border-radius: 4px; max-width: 100%; background: #fff; }
-button { font: inherit; padding: .4rem .85rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+dl.member-summary { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0 0 1.25rem; }
+dl.member-summary dt { font-weight: 600; color: var(--muted); } dl.member-summary dd { margin: 0; overflow-wrap: anywhere; }
+button { white-space: nowrap; font: inherit; padding: .4rem .85rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.secondary, a.button.secondary { background: #fff; color: var(--ink); border-color: #9aa1ad; }
 button.danger { background: var(--err-line); border-color: var(--err-line); }
 a.button { display: inline-block; padding: .4rem .85rem; border-radius: 4px; text-decoration: none; }
@@ -58,7 +60,8 @@ a.button { display: inline-block; padding: .4rem .85rem; border-radius: 4px; tex
   table, thead, tbody, tr, th, td { display: block; width: 100%; }
   thead { position: absolute; left: -9999px; }
   tr { border: 1px solid var(--line); border-radius: 6px; margin-bottom: .75rem; background: var(--card); }
-  td { border-bottom: 1px solid #eef0f4; }
+  td { border-bottom: 1px solid #eef0f4; overflow-wrap: anywhere; }
+  dl.member-summary { grid-template-columns: 1fr; }
   td[data-label]::before { content: attr(data-label); display: block; font-size: .8rem; font-weight: 600; color: var(--muted); }
   input, select { width: 100%; }
 }
