@@ -376,7 +376,7 @@ describe("F9: one structured error handler", () => {
     const secretQuery = `q${randomUUID()}`;
     const sql = db.owner.client;
     // A function gone missing (42883) is a fault, not a refusal the console knows how to show.
-    await sql`alter function audit_events_for_admin(uuid, uuid, integer) rename to audit_events_for_admin_off`;
+    await sql`alter function audit_events_for_admin rename to audit_events_for_admin_off`;
     await sql`revoke update on memories from app_role`;
     try {
       const failures = [
@@ -419,7 +419,7 @@ describe("F9: one structured error handler", () => {
         method: "GET",
       });
     } finally {
-      await sql`alter function audit_events_for_admin_off(uuid, uuid, integer) rename to audit_events_for_admin`;
+      await sql`alter function audit_events_for_admin_off rename to audit_events_for_admin`;
       await sql`grant update (body, subject_id, embedding, forgotten_at, forgotten_by) on memories to app_role`;
     }
     expect(await keptBody()).toEqual({ body: KEPT.body, forgotten_at: null });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { recordAudit } from "@north/db";
+import { recordAudit, withTenant } from "@north/db";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { secureHeaders } from "hono/secure-headers";
@@ -96,7 +96,18 @@ export function buildAdminApp(deps: AdminAppDeps) {
     if (!result.ok && result.reason === "invalid") {
       return c.html(loginPage("That token is not valid (unknown, expired or revoked)."), 401);
     }
-    if (!result.ok) return c.html(refusedPage(), 403);
+    if (!result.ok) {
+      await withTenant(deps.db, result, (tx) =>
+        recordAudit(tx, {
+          tool: "admin_sign_in",
+          outcome: "refused",
+          reason: result.reason,
+          tokenId: result.tokenId,
+          requestId: c.get("requestId"),
+        }),
+      );
+      return c.html(refusedPage(), 403);
+    }
     await startSession(c, deps.db, result, { timeouts, publicUrl: deps.publicUrl }, (tx) =>
       recordAudit(tx, {
         tool: "admin_sign_in",
@@ -119,7 +130,15 @@ export function buildAdminApp(deps: AdminAppDeps) {
   app.use("*", async (c, next) => (open.has(c.req.path) ? next() : requireManager(c, next)));
 
   app.post("/logout", async (c) => {
-    await endSession(c, deps.db, c.get("manager"));
+    const manager = c.get("manager");
+    await endSession(c, deps.db, manager, (tx, ended) =>
+      recordAudit(tx, {
+        tool: "admin_sign_out",
+        outcome: ended ? "revoked" : "noop",
+        tokenId: manager.tokenId,
+        requestId: c.get("requestId"),
+      }),
+    );
     return c.redirect("/admin/login", 303);
   });
 

@@ -36,7 +36,9 @@ export interface Manager {
 
 export type SignIn =
   | { ok: true; organizationId: string; userId: string; tokenId: string | null }
-  | { ok: false; reason: "invalid" | "not_manager" };
+  | { ok: false; reason: "invalid" }
+  /** A valid token, but not a manager's with `admin`: who tried, for the audit row. */
+  | { ok: false; reason: "not_manager"; organizationId: string; userId: string; tokenId: string };
 
 /**
  * Checks a token for the console: valid (not expired, not revoked), a manager's, with the
@@ -46,7 +48,8 @@ export async function signIn(db: Database, token: string): Promise<SignIn> {
   const resolved = await resolveApiToken(db, token);
   if (!resolved) return { ok: false, reason: "invalid" };
   if (resolved.role !== "manager" || !resolved.scopes.includes("admin")) {
-    return { ok: false, reason: "not_manager" };
+    const { organizationId, userId, tokenId } = resolved;
+    return { ok: false, reason: "not_manager", organizationId, userId, tokenId };
   }
   return {
     ok: true,
@@ -100,10 +103,17 @@ export async function currentSession(c: Context, db: Database): Promise<Manager 
 }
 
 /** Ends the session server-side (a replayed cookie is refused), then clears the cookie. */
-export async function endSession(c: Context, db: Database, manager: Manager): Promise<void> {
-  await withTenant(db, manager, (tx) =>
-    endAdminSession(tx, { sessionRowId: manager.sessionRowId }),
-  );
+export async function endSession(
+  c: Context,
+  db: Database,
+  manager: Manager,
+  /** Written in the same transaction as the ending (the sign-out's audit row). */
+  inTransaction?: (tx: Tx, ended: boolean) => Promise<void>,
+): Promise<void> {
+  await withTenant(db, manager, async (tx) => {
+    const ended = await endAdminSession(tx, { sessionRowId: manager.sessionRowId });
+    await inTransaction?.(tx, ended);
+  });
   clearSessionCookie(c);
 }
 

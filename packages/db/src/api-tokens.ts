@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
-import type { Database } from "./client.ts";
+import type { Database, Tx } from "./client.ts";
 import { apiTokens } from "./schema/index.ts";
 
 export const TOKEN_PREFIX = "north_";
@@ -31,9 +31,12 @@ export interface CreatedToken {
   expiresAt: Date | null;
 }
 
-/** Mints and stores a token for a member (owner connection). The plaintext is returned once. */
+/**
+ * Mints and stores a token for a member (owner connection, or a transaction on it that also
+ * writes the audit row). The plaintext is returned once.
+ */
 export async function createApiToken(
-  db: Database,
+  db: Database | Tx,
   params: CreateTokenParams,
 ): Promise<CreatedToken> {
   const token = mintToken();
@@ -68,19 +71,33 @@ export async function listApiTokens(db: Database, params: { organizationId: stri
     .orderBy(desc(apiTokens.createdAt));
 }
 
-/** Revokes a token; `found: false` when no such token exists. Revoking twice keeps the first time. */
-export async function revokeApiToken(db: Database, params: { id: string }) {
+/** Whose token this is (owner connection): its organization and member, or undefined. */
+export async function apiTokenHolder(db: Database | Tx, params: { id: string }) {
+  const [row] = await db
+    .select({ organizationId: apiTokens.organizationId, userId: apiTokens.userId })
+    .from(apiTokens)
+    .where(eq(apiTokens.id, params.id));
+  return row;
+}
+
+/**
+ * Revokes a token; `found: false` when no such token exists. Revoking twice keeps the first time
+ * (`changed: false`).
+ */
+export async function revokeApiToken(db: Database | Tx, params: { id: string }) {
   const [revoked] = await db
     .update(apiTokens)
     .set({ revokedAt: sql`now()` })
     .where(and(eq(apiTokens.id, params.id), isNull(apiTokens.revokedAt)))
     .returning({ revokedAt: apiTokens.revokedAt });
-  if (revoked) return { found: true, revokedAt: revoked.revokedAt };
+  if (revoked) return { found: true as const, revokedAt: revoked.revokedAt, changed: true };
   const [existing] = await db
     .select({ revokedAt: apiTokens.revokedAt })
     .from(apiTokens)
     .where(eq(apiTokens.id, params.id));
-  return existing ? { found: true, revokedAt: existing.revokedAt } : { found: false as const };
+  return existing
+    ? { found: true as const, revokedAt: existing.revokedAt, changed: false }
+    : { found: false as const };
 }
 
 export interface ResolvedToken {

@@ -70,40 +70,124 @@ export async function recordAudit(tx: Tx, event: AuditEvent): Promise<void> {
 }
 
 export interface AdminAuditEvent {
+  id: string;
   occurredAt: Date;
   actorId: string | null;
   actorEmail: string | null;
+  tokenId: string | null;
   tool: string;
   outcome: string;
+  reason: string | null;
   targetFingerprint: string | null;
   targetLength: number | null;
   affected: number | null;
+  /** This row as a keyset cursor: the exact (microsecond) time and the id. */
+  cursor: AuditCursor;
+}
+
+/** A position in the ledger, `(occurred_at, id)`: the time as PostgreSQL's exact UTC text. */
+export interface AuditCursor {
+  time: string;
+  id: string;
+}
+
+/** Which events to show; every field optional (absent: any). `to` is exclusive. */
+export interface AuditFilters {
+  actorId?: string;
+  tool?: string;
+  outcome?: string;
+  from?: Date;
+  to?: Date;
+}
+
+export interface AuditQuery extends AuditFilters {
+  organizationId: string;
+  requesterId: string;
+  /** The page older than this row… */
+  before?: AuditCursor;
+  /** …or the page just newer than it (never both). */
+  after?: AuditCursor;
+  limit?: number;
 }
 
 /**
- * Recent ledger entries for a manager, through `audit_events_for_admin`; `{ ok: false }` for
- * anyone else.
+ * Ledger entries for a manager, newest first, through `audit_events_for_admin`; `{ ok: false }`
+ * for anyone else. Without filters or cursor, the most recent `limit` events.
  */
 export async function readAuditForAdmin(
   tx: Tx,
-  params: { organizationId: string; requesterId: string; limit?: number },
+  params: AuditQuery,
 ): Promise<{ ok: true; events: AdminAuditEvent[] } | { ok: false }> {
+  const ts = (d: Date | undefined) => d?.toISOString() ?? null;
   const rows = await callManagerOnly(
     tx,
-    sql`select * from public.audit_events_for_admin(${params.organizationId}::uuid, ${params.requesterId}::uuid, ${params.limit ?? 100}::integer)`,
+    sql`select f.*, to_char(f.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_time
+        from public.audit_events_for_admin(
+          ${params.organizationId}::uuid, ${params.requesterId}::uuid,
+          ${params.actorId ?? null}::uuid, ${params.tool ?? null}::text, ${params.outcome ?? null}::text,
+          ${ts(params.from)}::timestamptz, ${ts(params.to)}::timestamptz,
+          ${params.before?.time ?? null}::timestamptz, ${params.before?.id ?? null}::uuid,
+          ${params.after?.time ?? null}::timestamptz, ${params.after?.id ?? null}::uuid,
+          ${params.limit ?? 100}::integer) f`,
   );
   if (!rows) return { ok: false };
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const int = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     ok: true,
     events: rows.map((r) => ({
-      occurredAt: new Date(String(r.occurred_at)),
-      actorId: (r.actor_id as string | null) ?? null,
-      actorEmail: (r.actor_email as string | null) ?? null,
+      id: String(r.id),
+      occurredAt: new Date(String(r.cursor_time)),
+      actorId: text(r.actor_id),
+      actorEmail: text(r.actor_email),
+      tokenId: text(r.token_id),
       tool: String(r.tool),
       outcome: String(r.outcome),
-      targetFingerprint: (r.target_fingerprint as string | null) ?? null,
-      targetLength: r.target_length === null ? null : Number(r.target_length),
-      affected: r.affected === null ? null : Number(r.affected),
+      reason: text(r.reason),
+      targetFingerprint: text(r.target_fingerprint),
+      targetLength: int(r.target_length),
+      affected: int(r.affected),
+      cursor: { time: String(r.cursor_time), id: String(r.id) },
     })),
+  };
+}
+
+export interface AuditPage {
+  events: AdminAuditEvent[];
+  /** The cursor for the next (older) page, or null on the last. */
+  older: AuditCursor | null;
+  /** The cursor for the newer page, or null on the first. */
+  newer: AuditCursor | null;
+}
+
+/**
+ * One page of `size` events for a manager (SPEC §8 Audit): the newest matching `filters`, or
+ * those just older than `before` / just newer than `after`, with the cursors to walk on. Reads
+ * one row more than it shows, to know whether another page follows.
+ */
+export async function readAuditPageForAdmin(
+  tx: Tx,
+  params: AuditQuery & { size: number },
+): Promise<({ ok: true } & AuditPage) | { ok: false }> {
+  const { size, ...query } = params;
+  const result = await readAuditForAdmin(tx, { ...query, limit: size + 1 });
+  if (!result.ok) return result;
+  const newerFirst = params.after !== undefined;
+  const more = result.events.length > size;
+  // Going newer, the extra row is the newest one; going older, the oldest one.
+  const events = more
+    ? newerFirst
+      ? result.events.slice(1)
+      : result.events.slice(0, size)
+    : result.events;
+  const first = events[0];
+  const last = events.at(-1);
+  const hasNewer = newerFirst ? more : params.before !== undefined;
+  const hasOlder = newerFirst ? true : more;
+  return {
+    ok: true,
+    events,
+    newer: hasNewer && first ? first.cursor : null,
+    older: hasOlder && last ? last.cursor : null,
   };
 }

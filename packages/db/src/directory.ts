@@ -30,9 +30,10 @@ const memberColumns = {
 /**
  * Adds a member; the email of a removed member reinstates that member (same user id, profile
  * and memories intact, the given role; their old tokens stay revoked). An active member with
- * the email fails on the unique index (23505).
+ * the email fails on the unique index (23505). Given a transaction, the change joins it (the
+ * CLI writes its audit row beside it).
  */
-export async function addMember(db: Database, params: AddMemberParams) {
+export async function addMember(db: Database | Tx, params: AddMemberParams) {
   const email = params.email.trim();
   const role = params.role ?? "member";
   const [reinstated] = await db
@@ -78,7 +79,7 @@ export async function listOrganizations(db: Database) {
 }
 
 /** Every member of an organization, removed ones included (with `removedAt`), by email. */
-export async function listMembers(db: Database, params: { organizationId: string }) {
+export async function listMembers(db: Database | Tx, params: { organizationId: string }) {
   return db
     .select({
       userId: members.userId,
@@ -101,7 +102,7 @@ export type MemberChange =
  * transaction, so their next request fails. `found: false` when no active member matches.
  */
 export async function removeMember(
-  db: Database,
+  db: Database | Tx,
   params: { organizationId: string; userId: string },
 ): Promise<MemberChange> {
   return db.transaction(async (tx) => {
@@ -120,7 +121,7 @@ export async function removeMember(
  * `admin` scope, which only managers may hold.
  */
 export async function setMemberRole(
-  db: Database,
+  db: Database | Tx,
   params: { organizationId: string; userId: string; role: MemberRole },
 ): Promise<MemberChange> {
   return db.transaction(async (tx) => {

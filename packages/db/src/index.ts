@@ -8,6 +8,7 @@ export {
   resolveAdminSession,
 } from "./admin-sessions.ts";
 export {
+  apiTokenHolder,
   type CreatedToken,
   type CreateTokenParams,
   createApiToken,
@@ -21,9 +22,14 @@ export {
 } from "./api-tokens.ts";
 export {
   type AdminAuditEvent,
+  type AuditCursor,
   type AuditEvent,
+  type AuditFilters,
+  type AuditPage,
+  type AuditQuery,
   createFingerprinter,
   readAuditForAdmin,
+  readAuditPageForAdmin,
   recordAudit,
   type TargetFingerprint,
 } from "./audit.ts";

@@ -7,11 +7,14 @@ import {
   type MemberChange,
   type MemberRole,
   organizationExists,
+  recordAudit,
   removeMember,
   setMemberRole,
+  type Tx,
+  withOrganization,
 } from "@north/db";
 import type { NorthConfig } from "../config.ts";
-import { requireUuid, translate } from "./operator.ts";
+import { operatorTarget, requireUuid, translate } from "./operator.ts";
 import { CliError, openOwner } from "./runtime.ts";
 
 /** Operator commands for organizations and memberships (SPEC §2). */
@@ -55,10 +58,20 @@ export async function memberAdd(
     throw new CliError("--email must be an email address");
   const runtime = await openOwner(config);
   try {
-    const member = await addMember(runtime.owner.db, {
-      organizationId,
-      email,
-      role: flags.manager ? "manager" : "member",
+    const target = operatorTarget(config, runtime);
+    const member = await withOrganization(runtime.owner.db, organizationId, async (tx) => {
+      const added = await addMember(tx, {
+        organizationId,
+        email,
+        role: flags.manager ? "manager" : "member",
+      });
+      await recordAudit(tx, {
+        tool: "member_add",
+        outcome: "created",
+        reason: added.reinstated ? "reinstated" : undefined,
+        target: target(added.userId),
+      });
+      return added;
     }).catch((error: unknown) => {
       throw translate(error, {
         "23503": "no such organization",
@@ -97,19 +110,32 @@ export async function memberList(config: NorthConfig, flags: { org?: string }) {
   }
 }
 
+/**
+ * Applies a change to an active member and, when there was one, its audit row (`tool`, with the
+ * member fingerprinted and the revoked tokens counted) in the same transaction.
+ */
 async function changeMember(
   config: NorthConfig,
   flags: { org?: string; user?: string },
-  change: (
-    db: Parameters<typeof removeMember>[0],
-    key: { organizationId: string; userId: string },
-  ) => Promise<MemberChange>,
+  audit: { tool: "member_remove" | "member_role"; outcome: "revoked" | "updated"; reason: string },
+  change: (tx: Tx, key: { organizationId: string; userId: string }) => Promise<MemberChange>,
 ) {
   const organizationId = requireUuid(flags.org, "--org");
   const userId = requireUuid(flags.user, "--user");
   const runtime = await openOwner(config);
   try {
-    const result = await change(runtime.owner.db, { organizationId, userId });
+    const target = operatorTarget(config, runtime);
+    const result = await withOrganization(runtime.owner.db, organizationId, async (tx) => {
+      const changed = await change(tx, { organizationId, userId });
+      if (changed.found) {
+        await recordAudit(tx, {
+          ...audit,
+          target: target(userId),
+          affected: changed.tokensRevoked,
+        });
+      }
+      return changed;
+    });
     if (!result.found) throw new CliError("no active member with that --user in that --org");
     return {
       userId,
@@ -125,7 +151,8 @@ async function changeMember(
 
 /** Removes a member and revokes every token they hold: their next request fails. */
 export async function memberRemove(config: NorthConfig, flags: { org?: string; user?: string }) {
-  const result = await changeMember(config, flags, removeMember);
+  const audit = { tool: "member_remove", outcome: "revoked", reason: "operator" } as const;
+  const result = await changeMember(config, flags, audit, removeMember);
   return { ...result, removed: true };
 }
 
@@ -139,5 +166,6 @@ export async function memberRole(
     throw new CliError(`--role must be one of ${MEMBER_ROLES.join(", ")}`);
   }
   const role = flags.role as MemberRole;
-  return changeMember(config, flags, (db, key) => setMemberRole(db, { ...key, role }));
+  const audit = { tool: "member_role", outcome: "updated", reason: role } as const;
+  return changeMember(config, flags, audit, (tx, key) => setMemberRole(tx, { ...key, role }));
 }

@@ -1,4 +1,5 @@
 import {
+  apiTokenHolder,
   createApiToken,
   createFingerprinter,
   findMemberRole,
@@ -9,12 +10,15 @@ import {
   provisionDatabase,
   purgeExpiredMemories,
   reclaimErasedSpace,
+  recordAudit,
   rekeySubjectFingerprints,
   revokeApiToken,
+  type TargetFingerprint,
+  withOrganization,
 } from "@north/db";
 import type { NorthConfig } from "../config.ts";
 import { SCOPES, type Scope } from "../principal.ts";
-import { CliError, openOwner } from "./runtime.ts";
+import { CliError, type OwnerRuntime, openOwner } from "./runtime.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_SCOPES: Scope[] = ["profile:write", "memory:read", "memory:write"];
@@ -25,6 +29,20 @@ export function requireUuid(value: string | undefined, flag: string): string {
   if (value === undefined || value === "") throw new CliError(`${flag} is required`);
   if (!UUID.test(value)) throw new CliError(`${flag} must be a uuid`);
   return value.toLowerCase();
+}
+
+/**
+ * Fingerprints the member an operator command changes, for its audit row (an operator has no
+ * member identity: the row's actor is null), with NORTH_AUDIT_KEY or the local install's key.
+ * With DATABASE_URL and no key the row is still written, without a target.
+ */
+export function operatorTarget(
+  config: NorthConfig,
+  runtime: OwnerRuntime,
+): (userId: string) => TargetFingerprint | undefined {
+  const key = config.NORTH_AUDIT_KEY ?? runtime.local?.state.auditKey;
+  const fingerprint = key ? createFingerprinter(key) : undefined;
+  return (userId) => fingerprint?.(userId);
 }
 
 /** The longest lifetime `token create --expires` accepts (`never` aside). */
@@ -90,11 +108,21 @@ export async function tokenCreate(
     if (scopes.includes("admin") && role !== "manager") {
       throw new CliError("the admin scope is for managers only");
     }
-    const created = await createApiToken(runtime.owner.db, {
-      organizationId,
-      userId,
-      scopes: [...new Set(scopes)],
-      expiresAt,
+    const target = operatorTarget(config, runtime);
+    const created = await withOrganization(runtime.owner.db, organizationId, async (tx) => {
+      const token = await createApiToken(tx, {
+        organizationId,
+        userId,
+        scopes: [...new Set(scopes)],
+        expiresAt,
+      });
+      await recordAudit(tx, {
+        tool: "token_create",
+        outcome: "created",
+        tokenId: token.id,
+        target: target(userId),
+      });
+      return token;
     });
     return {
       id: created.id,
@@ -131,7 +159,22 @@ export async function tokenRevoke(config: NorthConfig, id: string | undefined) {
   const tokenId = requireUuid(id, "token revoke ID");
   const runtime = await openOwner(config);
   try {
-    const result = await revokeApiToken(runtime.owner.db, { id: tokenId });
+    const holder = await apiTokenHolder(runtime.owner.db, { id: tokenId });
+    if (!holder) throw new CliError("no such token");
+    const target = operatorTarget(config, runtime);
+    const result = await withOrganization(runtime.owner.db, holder.organizationId, async (tx) => {
+      const revoked = await revokeApiToken(tx, { id: tokenId });
+      if (revoked.found) {
+        await recordAudit(tx, {
+          tool: "token_revoke",
+          outcome: revoked.changed ? "revoked" : "noop",
+          reason: "operator",
+          tokenId,
+          target: target(holder.userId),
+        });
+      }
+      return revoked;
+    });
     if (!result.found) throw new CliError("no such token");
     return { id: tokenId, revoked: true, revokedAt: result.revokedAt };
   } finally {

@@ -56,6 +56,9 @@ export const auditEvents = pgTable(
   },
   (t) => [
     index("audit_events_organization_time").on(t.organizationId, t.occurredAt),
+    // The console's filters (SPEC §8): by member and by tool, newest first. Added in 0009.
+    index("audit_events_organization_actor_time").on(t.organizationId, t.actorId, t.occurredAt),
+    index("audit_events_organization_tool_time").on(t.organizationId, t.tool, t.occurredAt),
     check("audit_events_tool_shape", sql`${t.tool} ~ '^[a-z][a-z0-9_]{0,63}$'`),
     check(
       "audit_events_outcome_valid",

@@ -1,0 +1,2 @@
+CREATE INDEX "audit_events_organization_actor_time" ON "audit_events" USING btree ("organization_id","actor_id","occurred_at");--> statement-breakpoint
+CREATE INDEX "audit_events_organization_tool_time" ON "audit_events" USING btree ("organization_id","tool","occurred_at");
