@@ -1,0 +1,148 @@
+import { AxeBuilder } from "@axe-core/playwright";
+import { addMember, createApiToken, createOrganization, type Tenant } from "@north/db";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedWorkspaceOverMcp } from "../scripts/console-seed.ts";
+import { launchChromium } from "./support/console.ts";
+import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { type SignInServer, startSignInServer } from "./support/sign-in.ts";
+
+/**
+ * Every console page at a laptop's and a phone's width (issue 12): the page itself never
+ * scrolls sideways, and axe-core finds no serious or critical accessibility violation.
+ */
+const VIEWPORTS = [
+  { name: "laptop", width: 1280, height: 800 },
+  { name: "phone", width: 390, height: 844 },
+] as const;
+
+let db: TestDatabase;
+let server: SignInServer;
+let browser: Browser;
+let managerToken: string;
+let quiet: Tenant;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  server = await startSignInServer(db);
+  browser = await launchChromium();
+  const org = await createOrganization(db.owner.db, { name: "Cabinet Lefèvre & Associés" });
+  const manager = await addMember(db.owner.db, {
+    organizationId: org.id,
+    email: "claire.lefevre@cabinet-lefevre.example",
+    role: "manager",
+  });
+  const associate = await addMember(db.owner.db, {
+    organizationId: org.id,
+    email: "a.martin-des-longues-prairies@cabinet-lefevre.example",
+  });
+  quiet = await addMember(db.owner.db, {
+    organizationId: org.id,
+    email: "not.yet.onboarded@cabinet-lefevre.example",
+  });
+  const scopes = ["profile:write", "memory:read", "memory:write"];
+  managerToken = (
+    await createApiToken(db.owner.db, {
+      organizationId: org.id,
+      userId: manager.userId,
+      scopes: [...scopes, "admin"],
+      expiresAt: null,
+    })
+  ).token;
+  const associateToken = (
+    await createApiToken(db.owner.db, {
+      organizationId: org.id,
+      userId: associate.userId,
+      scopes,
+      expiresAt: null,
+    })
+  ).token;
+  await seedWorkspaceOverMcp(`${server.base}/mcp`, [
+    { email: "claire", token: managerToken },
+    { email: "associate", token: associateToken },
+  ]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await db?.drop();
+});
+
+async function signedInPage(width: number, height: number): Promise<Page> {
+  // CSP stays on for the pages; axe's script is evaluated by Playwright, which CSP does not see.
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  await page.goto(`${server.base}/admin/login`);
+  await page.fill('form[action="/admin/login"] input[name="token"]', managerToken);
+  await page.click('form[action="/admin/login"] button[type="submit"]');
+  await page.waitForLoadState("load");
+  return page;
+}
+
+/** The pages a manager reaches by following links (POST results are checked in their suites). */
+const pages = () => [
+  "/admin/members",
+  `/admin/members/${quiet.userId}`,
+  "/admin/profiles",
+  "/admin/memories",
+  "/admin/connections",
+  "/admin/audit",
+  "/admin/no-such-page",
+];
+
+async function check(page: Page, label: string, width: number) {
+  const scrollWidth = Number(await page.evaluate("document.documentElement.scrollWidth"));
+  expect(scrollWidth, `${label}: the page scrolls sideways`).toBeLessThanOrEqual(width);
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  expect(serious, `${label}: axe`).toEqual([]);
+}
+
+describe.each(VIEWPORTS)("the console at $width × $height ($name)", ({ width, height }) => {
+  it("fits the width and passes axe on every page", async () => {
+    const page = await signedInPage(width, height);
+    for (const path of pages()) {
+      await page.goto(`${server.base}${path}`);
+      await check(page, path, width);
+    }
+  });
+
+  it("fits the width and passes axe on the pages reached by forms", async () => {
+    const page = await signedInPage(width, height);
+    await page.goto(`${server.base}/admin/members`);
+    await page.click("main table a");
+    await check(page, "a member's page (followed from the list)", width);
+    await page.goto(`${server.base}/admin/memories`);
+    await page.click('main form[action="/admin/memories"] button[aria-label^="Review"]');
+    await page.waitForLoadState("load");
+    await check(page, "a subject's review", width);
+    await page.click("button[data-erase-all]");
+    await page.waitForLoadState("load");
+    expect(await page.textContent("main")).toContain("Yes, erase");
+    await check(page, "the erasure confirmation", width);
+    await page.goto(`${server.base}/admin/audit?outcome=read`);
+    await check(page, "a filtered audit page", width);
+  });
+
+  it("fits the width and passes axe on the sign-in pages", async () => {
+    const page = await (await browser.newContext({ viewport: { width, height } })).newPage();
+    await page.goto(`${server.base}/sign-in?client_id=x&scope=memory%3Aread`);
+    await check(page, "/sign-in", width);
+  });
+
+  it("fits the width and passes axe on the console's sign-in page", async () => {
+    const page = await (await browser.newContext({ viewport: { width, height } })).newPage();
+    await page.goto(`${server.base}/admin/login`);
+    await check(page, "/admin/login", width);
+  });
+
+  it("keeps Sign out reachable inside the viewport", async () => {
+    const page = await signedInPage(width, height);
+    await page.goto(`${server.base}/admin/members`);
+    const box = await page.locator('form[action="/admin/logout"] button').boundingBox();
+    expect(box).not.toBeNull();
+    expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(width);
+  });
+});
