@@ -40,6 +40,7 @@ code { font-size: .9em; overflow-wrap: anywhere; }
 
 form { margin: 0; } form.inline { display: inline; }
 form.stack { display: grid; gap: .6rem; max-width: 32rem; margin-bottom: 1.25rem; }
+form.stack input { width: 100%; } form.stack button { justify-self: start; }
 form.filters { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: end; margin-bottom: 1rem; }
 label { display: block; font-weight: 600; font-size: .92rem; }
 label > input, label > select { display: block; margin-top: .2rem; font-weight: 400; }
