@@ -1115,8 +1115,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: provision(ADMIN_FN, "ignores temporary tables that shadow the names it uses"),
     mutation: {
       file: DEFINERS,
-      find: "    SELECT 1 FROM public.members m\n",
-      replace: "    SELECT 1 FROM members m\n",
+      find: "    SELECT 1 FROM public.members m\n    WHERE m.organization_id = p_organization_id\n",
+      replace: "    SELECT 1 FROM members m\n    WHERE m.organization_id = p_organization_id\n",
       why: "drop the `public.` qualifier from the manager check",
     },
   },
@@ -1274,7 +1274,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory(STORE_ON_ITS_OWN, "answers forgetting an already forgotten memory with noop"),
     mutation: {
       file: MEMORY_STORE,
-      find: '  if (existing.forgottenAt) return { outcome: "noop", forgotten: 0, remaining: 0 };\n',
+      find: '  if (existing.forgottenAt || existing.purgedAt) {\n    return { outcome: "noop", forgotten: 0, remaining: 0 };\n  }\n',
       replace: "",
       why: "refuse a repeated erasure as forbidden instead of a noop",
     },
