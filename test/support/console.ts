@@ -1,8 +1,6 @@
-import { Writable } from "node:stream";
 import {
   buildMcpApp,
   createAuthResolver,
-  createLogger,
   createRateLimiter,
   type HttpServerHandle,
   startHttpServer,
@@ -11,6 +9,7 @@ import { type AdminAppDeps, buildAdminApp } from "@north/web";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
 import type { TestDatabase } from "./database.ts";
+import { capturingLogger } from "./logs.ts";
 import { TEST_AUDIT_KEY } from "./mcp.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -31,16 +30,7 @@ export async function startTestConsole(
   db: TestDatabase,
   options: Pick<AdminAppDeps, "publicUrl" | "sessionTimeouts"> = {},
 ): Promise<TestConsole> {
-  const logs: string[] = [];
-  const logger = createLogger({
-    level: "info",
-    stream: new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const { logger, logs } = capturingLogger();
   const app = buildMcpApp({
     db: db.app.db,
     resolvePrincipal: createAuthResolver(db.app.db),

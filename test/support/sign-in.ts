@@ -1,11 +1,6 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { Writable } from "node:stream";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
@@ -16,7 +11,6 @@ import { createFingerprinter, freePort } from "@north/db";
 import {
   buildMcpApp,
   createAuthResolver,
-  createLogger,
   createMetadataFetch,
   createRateLimiter,
   createSignIn,
@@ -27,7 +21,9 @@ import {
 import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import type { Page } from "playwright-core";
 import type { TestDatabase } from "./database.ts";
+import { capturingLogger } from "./logs.ts";
 import { TEST_AUDIT_KEY } from "./mcp.ts";
+import { selfSignedCertificate } from "./tls.ts";
 
 export const TEST_SECRET_KEY = "test-secret-key-for-north-sign-in-suites-0123456789";
 /** The host name the test's Client ID Metadata Documents are served under (resolved locally). */
@@ -65,33 +61,7 @@ export interface CimdHost {
 }
 
 export async function startCimdHost(): Promise<CimdHost> {
-  const dir = mkdtempSync(path.join(tmpdir(), "north-cimd-"));
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      path.join(dir, "key.pem"),
-      "-out",
-      path.join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      `/CN=${CIMD_HOST}`,
-      "-addext",
-      `subjectAltName=DNS:${CIMD_HOST}`,
-    ],
-    { stdio: "ignore" },
-  );
-  const cert = readFileSync(path.join(dir, "cert.pem"), "utf8");
-  const key = readFileSync(path.join(dir, "key.pem"), "utf8");
-  rmSync(dir, { recursive: true, force: true });
+  const { cert, key } = selfSignedCertificate(CIMD_HOST);
   const documents = new Map<string, string>();
   const requests: string[] = [];
   const server: Server = createHttpsServer({ cert, key }, (req, res) => {
@@ -133,16 +103,7 @@ export async function startSignInServer(
   db: TestDatabase,
   options: { cimd?: CimdHost; allowedOrigins?: string[] } = {},
 ): Promise<SignInServer> {
-  const logs: string[] = [];
-  const logger = createLogger({
-    level: "info",
-    stream: new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const { logger, logs } = capturingLogger();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const signIn = createSignIn({

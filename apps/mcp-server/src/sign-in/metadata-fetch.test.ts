@@ -1,13 +1,10 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { IncomingHttpHeaders } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { createServer as createNetServer, type Server as NetServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
 import type { ClientMetadataResourceFetch } from "@better-auth/oauth-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selfSignedCertificate } from "../../../../test/support/tls.ts";
 import {
   createMetadataFetch,
   isPublicUnicastAddress,
@@ -17,7 +14,6 @@ import {
 
 const HOST = "metadata.test";
 
-let certDir = "";
 let cert = "";
 let key = "";
 
@@ -43,32 +39,7 @@ const listen = (srv: NetServer, options: { port: number; host: string; ipv6Only?
   });
 
 beforeAll(async () => {
-  certDir = mkdtempSync(join(tmpdir(), "north-metadata-fetch-"));
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(certDir, "key.pem"),
-      "-out",
-      join(certDir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      `/CN=${HOST}`,
-      "-addext",
-      `subjectAltName=DNS:${HOST}`,
-    ],
-    { stdio: "ignore" },
-  );
-  cert = readFileSync(join(certDir, "cert.pem"), "utf8");
-  key = readFileSync(join(certDir, "key.pem"), "utf8");
+  ({ cert, key } = selfSignedCertificate(HOST));
 
   sentinel = createNetServer((socket) => {
     sentinelConnections++;
@@ -134,7 +105,6 @@ afterAll(async () => {
   for (const socket of openSockets) socket.destroy();
   await new Promise((resolve) => server.close(resolve));
   await new Promise((resolve) => sentinel.close(resolve));
-  rmSync(certDir, { recursive: true, force: true });
 });
 
 const refusal = async (promise: Promise<unknown>): Promise<MetadataFetchError> => {
