@@ -37,6 +37,8 @@ export interface RememberParams {
 
 export type RememberResult =
   | { outcome: "created"; memoryId: string; expiresAt: Date; subject: Subject | null }
+  /** The same memory is already held (SPEC §5): a retried call never duplicates. */
+  | { outcome: "noop"; memoryId: string; expiresAt: Date; subject: Subject | null }
   | { outcome: "rejected"; code: NorthCode; message: string };
 
 const reject = (checked: Checked<unknown>): RememberResult => {
@@ -55,6 +57,23 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
   const conversation = checkConversationId(params.conversationId);
   if (!conversation.ok) return reject(conversation);
 
+  const subjectFingerprint = subject.value ? params.fingerprint(subjectKey(subject.value)) : null;
+  const existing = await heldAlready(tx, {
+    author: params.author,
+    kind: params.kind,
+    origin: params.origin,
+    subjectFingerprint,
+    body: body.value,
+  });
+  if (existing) {
+    return {
+      outcome: "noop",
+      memoryId: existing.id,
+      expiresAt: existing.expiresAt,
+      subject: subject.value,
+    };
+  }
+
   const [row] = await tx
     .insert(memories)
     .values({
@@ -65,7 +84,7 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
       body: body.value,
       subjectType: subject.value?.type ?? null,
       subjectId: subject.value?.id ?? null,
-      subjectFingerprint: subject.value ? params.fingerprint(subjectKey(subject.value)) : null,
+      subjectFingerprint,
       runId: conversation.value ? `conversation:${conversation.value}` : params.runId,
       embedding: params.embedding ?? null,
       expiresAt: sql`now() + make_interval(days => ${days.value})`,
@@ -73,6 +92,59 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
     .returning({ id: memories.id, expiresAt: memories.expiresAt });
   if (!row) throw new Error("insert returned no memory");
   return { outcome: "created", memoryId: row.id, expiresAt: row.expiresAt, subject: subject.value };
+}
+
+/** How long an identical memory makes a new remember a `noop` (SPEC §5). */
+export const IDEMPOTENCE_WINDOW_HOURS = 24;
+
+/**
+ * An identical memory (same author, kind, origin, subject and body) still live and written in
+ * the last 24 hours. Identical remembers are serialised by a transaction-level advisory lock on
+ * a hash of that identity, taken before looking: of eight parallel identical calls, the first
+ * inserts and the seven others, waiting on the lock, then find its committed row.
+ */
+async function heldAlready(
+  tx: Tx,
+  memory: {
+    author: Tenant;
+    kind: MemoryKind;
+    origin: MemoryOrigin;
+    subjectFingerprint: string | null;
+    body: string;
+  },
+): Promise<{ id: string; expiresAt: Date } | null> {
+  const identity = [
+    memory.author.organizationId,
+    memory.author.userId,
+    memory.kind,
+    memory.origin,
+    memory.subjectFingerprint ?? "",
+  ].join(":");
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(hashtextextended(${identity} || ':' || md5(${memory.body}), 7410005))`,
+  );
+  const [row] = await tx
+    .select({ id: memories.id, expiresAt: memories.expiresAt })
+    .from(memories)
+    .where(
+      and(
+        eq(memories.organizationId, memory.author.organizationId),
+        eq(memories.authorId, memory.author.userId),
+        eq(memories.kind, memory.kind),
+        eq(memories.origin, memory.origin),
+        memory.subjectFingerprint === null
+          ? isNull(memories.subjectFingerprint)
+          : eq(memories.subjectFingerprint, memory.subjectFingerprint),
+        eq(memories.body, memory.body),
+        isNull(memories.forgottenAt),
+        isNull(memories.purgedAt),
+        gt(memories.expiresAt, sql`now()`),
+        gt(memories.createdAt, sql`now() - make_interval(hours => ${IDEMPOTENCE_WINDOW_HOURS})`),
+      ),
+    )
+    .orderBy(desc(memories.createdAt))
+    .limit(1);
+  return row ?? null;
 }
 
 export type RecallMode = "semantic" | "fulltext" | "recency";

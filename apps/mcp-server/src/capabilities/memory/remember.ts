@@ -44,8 +44,10 @@ const inputSchema = z.object({
 
 const outputSchema = z.object({
   outcome: z
-    .enum(["created", "rejected"])
-    .describe("created: stored. rejected: nothing stored; see code and message."),
+    .enum(["created", "noop", "rejected"])
+    .describe(
+      "created: stored. noop: the same memory was already held (a retry); memory_id is that one. rejected: nothing stored; see code and message.",
+    ),
   memory_id: z.string().nullable(),
   expires_at: z.string().nullable().describe("ISO 8601 expiry."),
   code: z.string().optional(),
@@ -60,7 +62,7 @@ export const rememberTool = {
     "Stores one memory for the whole workspace, so the next colleague's assistant knows it too.",
     "Use it for durable knowledge worth reusing: operational facts, or observations about a named person (then subject_type and subject_id are required, as for any fact about a person).",
     "Say 'stated' only when a lawyer said it; 'inferred' when you concluded it. Memories expire (90 days by default) and are visible to every member of the workspace.",
-    "Returns the memory id and its expiry; rejected means nothing was stored and the message says what to fix. To take something back, call north__memory_forget.",
+    "Returns the memory id and its expiry; rejected means nothing was stored and the message says what to fix. Retrying is safe: the same memory sent again within a day answers noop with the id already held. To take something back, call north__memory_forget.",
   ].join(" "),
   kind: "write",
   inputSchema,
@@ -68,7 +70,7 @@ export const rememberTool = {
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,
-    idempotentHint: false,
+    idempotentHint: true,
     openWorldHint: false,
   },
   auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
@@ -109,11 +111,15 @@ export const rememberTool = {
       };
     }
     const expiresAt = new Date(result.expiresAt).toISOString();
+    const outcome = result.outcome;
     return {
-      structured: { outcome: "created", memory_id: result.memoryId, expires_at: expiresAt },
-      text: `created: memory_id=${result.memoryId} expires_at=${expiresAt}`,
+      structured: { outcome, memory_id: result.memoryId, expires_at: expiresAt },
+      text:
+        outcome === "noop"
+          ? `noop: already held, memory_id=${result.memoryId} expires_at=${expiresAt}; nothing new was stored`
+          : `created: memory_id=${result.memoryId} expires_at=${expiresAt}`,
       audit: {
-        outcome: "created",
+        outcome,
         target: result.subject ? subjectKey(result.subject) : undefined,
       },
     };
