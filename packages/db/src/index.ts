@@ -159,3 +159,4 @@ export {
   type SaveAnswerResult,
   saveAnswer,
 } from "./working-profile.ts";
+export { exportMembers, type MemberExport } from "./export.ts";

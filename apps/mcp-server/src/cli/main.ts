@@ -15,6 +15,7 @@ import {
   orgCreate,
   orgList,
 } from "./directory.ts";
+import { exportCommand } from "./export.ts";
 import {
   MAX_TOKEN_DAYS,
   migrate,
@@ -47,6 +48,7 @@ const USAGE = `usage: bun run north -- <command> [--json]
   token revoke ID
   grant list --org ID [--user ID] the clients members signed in with
   grant revoke ID                 ends that client's access (audited)
+  export --org ID [--user ID]     members' working profiles and the memories they wrote (JSON)
   purge [--full]                  remove expired memory bodies (audited), then VACUUM (--full: VACUUM FULL, locks)
   subjects rekey                  recompute subject fingerprints (after an upgrade or a key rotation)
   serve [--port N] [--host H] [--stdio]
@@ -279,6 +281,15 @@ const COMMANDS: Record<string, Command> = {
     run: async (config, _f, [id], json) => {
       const result = await grantRevoke(config, id);
       print(json, result, () => `revoked ${result.id}`);
+    },
+  },
+  export: {
+    flags: ["org", "user"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await exportCommand(config, flags);
+      // An export is data either way: compact with --json, indented otherwise.
+      process.stdout.write(`${json ? JSON.stringify(result) : JSON.stringify(result, null, 2)}\n`);
     },
   },
   purge: {
