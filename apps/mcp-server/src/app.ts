@@ -181,7 +181,14 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     } catch {
       database = "unreachable";
     }
-    const status = database !== "ok" ? "unavailable" : limiter.degraded ? "degraded" : "ok";
+    // A failing embedder degrades recall to full text; it never makes North unavailable.
+    const embedder = deps.embedder?.status?.();
+    const status =
+      database !== "ok"
+        ? "unavailable"
+        : limiter.degraded || embedder?.state === "degraded"
+          ? "degraded"
+          : "ok";
     return c.json(
       {
         status,
@@ -192,6 +199,9 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
             limiter.backend === "redis" ? (limiter.degraded ? "unreachable" : "ok") : undefined,
           serving: limiter.degraded ? "in-process insurance limiter" : limiter.backend,
         },
+        embedder: deps.embedder
+          ? { state: embedder?.state ?? "ok", class: embedder?.class }
+          : undefined,
       },
       database === "ok" ? 200 : 503,
     );
@@ -227,11 +237,15 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     app.all("/admin/*", toAdmin);
   }
 
-  app.get("/manifest", authenticate, (c) =>
-    c.json(
-      composeManifest(c.get("principal"), deps.capabilities, { embedder: Boolean(deps.embedder) }),
-    ),
-  );
+  app.get("/manifest", authenticate, (c) => {
+    const embedder = deps.embedder?.status?.();
+    return c.json(
+      composeManifest(c.get("principal"), deps.capabilities, {
+        embedder: Boolean(deps.embedder),
+        embedderFailure: embedder?.state === "degraded" ? embedder.class : undefined,
+      }),
+    );
+  });
 
   app.post(
     "/mcp",

@@ -73,6 +73,28 @@ export const configSchema = z.object({
   NORTH_TENANT_CONCURRENCY: positiveInt(3).describe(
     "tool transactions one organisation may run at once per replica; keep below the pool size",
   ),
+  NORTH_EMBEDDINGS_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "base URL of an OpenAI-compatible embeddings API (North POSTs <url>/embeddings, e.g. https://api.openai.com/v1); semantic recall when set",
+    ),
+  NORTH_EMBEDDINGS_MODEL: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("embeddings model name sent with each request; required with NORTH_EMBEDDINGS_URL"),
+  NORTH_EMBEDDINGS_API_KEY_FILE: z
+    .string()
+    .optional()
+    .describe("file holding the embeddings API key, read once at start, sent as a Bearer token"),
+  NORTH_EMBEDDINGS_TIMEOUT_MS: positiveInt(2000).describe(
+    "an embeddings call with no answer by then is aborted (class timeout)",
+  ),
+  NORTH_EMBEDDINGS_BATCH_SIZE: positiveInt(32).describe(
+    "texts per embeddings request when many are embedded at once",
+  ),
   LOG_LEVEL: z.string().default("info"),
 });
 

@@ -12,6 +12,14 @@ export {
   SEMANTIC_RECALL,
 } from "./capabilities/index.ts";
 export {
+  createEmbeddingsProvider,
+  EmbedderUnavailableError,
+  type EmbeddingsProvider,
+  type EmbeddingsProviderOptions,
+  type EmbedFailure,
+  type EmbedResult,
+} from "./embeddings/index.ts";
+export {
   BUN_IDLE_TIMEOUT_S,
   type HttpServerHandle,
   type HttpServerOptions,
@@ -43,6 +51,8 @@ export { createMetadataFetch } from "./sign-in/metadata-fetch.ts";
 export type {
   Capability,
   Embedder,
+  EmbedderFailureClass,
+  EmbedderStatus,
   PromptDefinition,
   ToolAnnotations,
   ToolDefinition,

@@ -53,6 +53,31 @@ export interface ToolContext {
 /** Turns texts into vectors. Nothing in North downloads a model: an embedder is injected. */
 export interface Embedder {
   embed(texts: readonly string[]): Promise<number[][]>;
+  /**
+   * Health of an embedder behind a network (the embeddings provider), for `/readyz` and
+   * `GET /manifest`. An embedder without it is always ok.
+   */
+  status?(): EmbedderStatus;
+}
+
+/** Why an embeddings provider gave no vectors (SPEC §5): never a tool failure. */
+export type EmbedderFailureClass =
+  | "rate_limited"
+  | "credential_refused"
+  | "rejected"
+  | "unreachable"
+  | "timeout";
+
+export interface EmbedderStatus {
+  /** degraded from the first failed call until the next call that succeeds. */
+  state: "ok" | "degraded";
+  /** The latest failure's class, while degraded. */
+  class?: EmbedderFailureClass;
+  /** ISO 8601 time the embedder became degraded. */
+  since?: string;
+  model: string;
+  /** Learned from the provider's first answer; every later vector must have this length. */
+  dimensions?: number;
 }
 
 /** What the runner says when the limiter refuses a call; a tool only shapes it into its receipt. */

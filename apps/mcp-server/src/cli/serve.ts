@@ -12,6 +12,7 @@ import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
 import { principalForToken } from "../auth.ts";
 import type { NorthConfig } from "../config.ts";
+import { createEmbeddingsProvider, type EmbeddingsProvider } from "../embeddings/index.ts";
 import { startHttpServer } from "../http-server.ts";
 import { createRateLimiter } from "../limiter.ts";
 import { createLogger, describeError, type Logger } from "../logger.ts";
@@ -36,6 +37,37 @@ function limiterFor(config: NorthConfig, logger: Logger) {
         ? logger.info({ limiter: "redis" }, "rate limiter on Redis")
         : logger.warn({ limiter: "memory" }, "Redis unreachable: in-process insurance limiter"),
   });
+}
+
+/**
+ * The embeddings provider when `NORTH_EMBEDDINGS_URL` is set (recall is then semantic), else
+ * none. Its key file is read here, once; a problem with it stops the start.
+ */
+function embedderFor(config: NorthConfig, logger: Logger): EmbeddingsProvider | undefined {
+  if (!config.NORTH_EMBEDDINGS_URL) return undefined;
+  if (!config.NORTH_EMBEDDINGS_MODEL) {
+    throw new CliError(
+      "NORTH_EMBEDDINGS_MODEL is not set: NORTH_EMBEDDINGS_URL needs a model name",
+    );
+  }
+  let embedder: EmbeddingsProvider;
+  try {
+    embedder = createEmbeddingsProvider({
+      url: config.NORTH_EMBEDDINGS_URL,
+      model: config.NORTH_EMBEDDINGS_MODEL,
+      apiKeyFile: config.NORTH_EMBEDDINGS_API_KEY_FILE,
+      timeoutMs: config.NORTH_EMBEDDINGS_TIMEOUT_MS,
+      maxBatchSize: config.NORTH_EMBEDDINGS_BATCH_SIZE,
+      logger,
+    });
+  } catch (error) {
+    throw new CliError(`NORTH_EMBEDDINGS_API_KEY_FILE: ${(error as Error).message}`);
+  }
+  logger.info(
+    { embedder: { model: embedder.model } },
+    "semantic recall through an embeddings provider",
+  );
+  return embedder;
 }
 
 /**
@@ -98,6 +130,7 @@ export async function serveHttp(
       userClaim: config.NORTH_OAUTH_USER_CLAIM,
     };
   }
+  const embedder = embedderFor(config, logger);
   const runtime = await openApp(config);
   const limiter = limiterFor(config, logger);
   const host = flags.host ?? config.NORTH_HOST;
@@ -145,6 +178,7 @@ export async function serveHttp(
     auditKey: runtime.auditKey,
     allowedHosts,
     allowedOrigins: config.NORTH_ALLOWED_ORIGINS ?? [],
+    embedder,
     recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
     tenantConcurrency: {
       perOrganization: Math.min(config.NORTH_TENANT_CONCURRENCY, config.NORTH_DB_POOL_MAX),
@@ -185,6 +219,7 @@ export async function serveStdio(config: NorthConfig) {
   const logger = createLogger({ level: config.LOG_LEVEL, destination: "stderr" });
   const token = config.NORTH_TOKEN?.trim();
   if (!token) throw new CliError("NORTH_TOKEN is not set: serve --stdio authenticates with it");
+  const embedder = embedderFor(config, logger);
   const runtime = await openApp(config);
   const principal = await principalForToken(runtime.app.db, token);
   if (!principal) {
@@ -201,6 +236,7 @@ export async function serveStdio(config: NorthConfig) {
       fingerprint: createFingerprinter(runtime.auditKey),
       now: () => performance.now(),
       stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
+      embedder,
       recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
     },
     { runId: `stdio:${randomUUID()}` },

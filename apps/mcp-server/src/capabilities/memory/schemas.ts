@@ -1,5 +1,6 @@
 import { MEMORY_KINDS, MEMORY_ORIGINS, PERSON_SUBJECT_TYPES } from "@north/agent-runtime";
 import { z } from "zod";
+import { EmbedderUnavailableError } from "../../embeddings/index.ts";
 import type { Embedder } from "../../tool-definition.ts";
 
 export const subjectTypeSchema = z
@@ -50,9 +51,19 @@ export const memoryMetaSchema = z.object({
   expires_at: z.string(),
 });
 
-/** A unit vector, so that a dot product is the cosine similarity. */
-export async function embedOne(embedder: Embedder, text: string): Promise<number[]> {
-  const [vector] = await embedder.embed([text]);
+/**
+ * A unit vector, so that a dot product is the cosine similarity; undefined when the embeddings
+ * provider fails (SPEC §5: the memory is stored without one, recall falls back to full text).
+ */
+export async function embedOne(embedder: Embedder, text: string): Promise<number[] | undefined> {
+  let vectors: number[][];
+  try {
+    vectors = await embedder.embed([text]);
+  } catch (error) {
+    if (error instanceof EmbedderUnavailableError) return undefined;
+    throw error;
+  }
+  const [vector] = vectors;
   if (!vector || vector.length === 0) throw new Error("the embedder returned no vector");
   const norm = Math.hypot(...vector) || 1;
   return vector.map((v) => v / norm);

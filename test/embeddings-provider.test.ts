@@ -1,0 +1,187 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createApiToken, freePort } from "@north/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { type EmbeddingsServer, startEmbeddingsServer } from "./support/embeddings-server.ts";
+import { createWorkspace } from "./support/fixtures.ts";
+import { recall, remember } from "./support/memory-tools.ts";
+import { CLI, type Spawned, spawnProcess } from "./support/processes.ts";
+
+/**
+ * `north serve` as a real process with `NORTH_EMBEDDINGS_*` pointed at an OpenAI-compatible
+ * server in this test process: recall is semantic while it answers, and when it fails the
+ * class shows in `/readyz` and `GET /manifest`, writes still succeed, recall falls back to full
+ * text, and everything comes back once it answers again.
+ */
+
+const KEY = `sk-north-e2e-${randomBytes(16).toString("hex")}`;
+
+let db: TestDatabase;
+let embeddings: EmbeddingsServer;
+let server: Spawned;
+let folder: string;
+let base: string;
+let token: string;
+let client: Client;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  embeddings = await startEmbeddingsServer(32);
+  folder = await mkdtemp(path.join(tmpdir(), "north-embeddings-e2e-"));
+  const keyFile = path.join(folder, "embeddings-key");
+  await writeFile(keyFile, `${KEY}\n`, { mode: 0o600 });
+  const ws = await createWorkspace(db.owner.db);
+  token = (
+    await createApiToken(db.owner.db, {
+      organizationId: ws.organizationId,
+      userId: ws.member.userId,
+      scopes: ["memory:read", "memory:write", "profile:write"],
+      expiresAt: null,
+    })
+  ).token;
+  const port = await freePort();
+  server = spawnProcess("bun", [CLI, "serve", "--port", String(port)], {
+    DATABASE_APP_URL: db.appUrl,
+    NORTH_AUDIT_KEY: randomBytes(24).toString("hex"),
+    NORTH_SECRET_KEY: "embeddings-suite-secret-key-0123456789abcdef",
+    NORTH_PURGE_INTERVAL_S: "0",
+    LOG_LEVEL: "info",
+    NORTH_EMBEDDINGS_URL: embeddings.url,
+    NORTH_EMBEDDINGS_MODEL: "test-embed-1",
+    NORTH_EMBEDDINGS_API_KEY_FILE: keyFile,
+    NORTH_EMBEDDINGS_TIMEOUT_MS: "1000",
+  });
+  const url = (await server.waitFor(/"url":"(http:[^"]+)"/))[1] ?? "";
+  base = url.replace(/\/mcp$/, "");
+  client = new Client({ name: "north-embeddings-e2e", version: "0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await client?.close();
+  await server?.interrupt();
+  await embeddings?.close();
+  await db?.drop();
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+async function readiness() {
+  const response = await fetch(`${base}/readyz`);
+  return { code: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function semanticRecall() {
+  const response = await fetch(`${base}/manifest`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  const manifest = (await response.json()) as {
+    capabilities: { id: string; active: boolean; reason?: string }[];
+  };
+  return manifest.capabilities.find((c) => c.id === "semantic-recall");
+}
+
+const QUERY = { query: "when do Lyon hearings start", limit: 1 };
+
+/** Recalls until the provider answers again (its breaker lets a probe through), or gives up. */
+async function recallUntilSemantic(timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await recall(client, QUERY);
+    if (found.structured.mode === "semantic" || Date.now() > deadline) return found;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe("north serve with an embeddings provider", () => {
+  it("follows the provider in /readyz and the manifest: ok, degraded with the class, ok again", async () => {
+    expect(await readiness()).toEqual({
+      code: 200,
+      body: expect.objectContaining({ status: "ok", embedder: { state: "ok" } }),
+    });
+    expect(await semanticRecall()).toMatchObject({ active: true });
+
+    const stored = await remember(client, {
+      kind: "fact",
+      body: "Hearings in Lyon start at nine",
+      origin: "stated",
+    });
+    expect(stored.structured).toMatchObject({ outcome: "created" });
+    await remember(client, {
+      kind: "fact",
+      body: "Filings go through the portal",
+      origin: "stated",
+    });
+    const found = await recall(client, QUERY);
+    expect(found.structured.mode).toBe("semantic");
+    expect(found.structured.block).toContain("Hearings in Lyon start at nine");
+    expect(embeddings.requests.every((r) => r.authorization === `Bearer ${KEY}`)).toBe(true);
+    expect(embeddings.requests.map((r) => r.model)).toContain("test-embed-1");
+
+    // Rate limited for two seconds: recall falls back to full text, writes still land.
+    embeddings.always({ kind: "status", status: 429, headers: { "Retry-After": "2" } });
+    const before = embeddings.requests.length;
+    const fallback = await recall(client, QUERY);
+    expect(fallback.isError).toBe(false);
+    expect(fallback.structured.mode).toBe("fulltext");
+    const limitedAt = embeddings.requests.at(-1)?.at ?? 0;
+    const during = await remember(client, {
+      kind: "fact",
+      body: "The Lyon registry closes at five",
+      origin: "stated",
+    });
+    expect(during.isError).toBe(false);
+    expect(during.structured).toMatchObject({ outcome: "created" });
+    // The breaker honours Retry-After: the write did not call the provider again.
+    expect(embeddings.requests.length).toBe(before + 1);
+    expect(await readiness()).toEqual({
+      code: 200,
+      body: expect.objectContaining({
+        status: "degraded",
+        database: "ok",
+        embedder: { state: "degraded", class: "rate_limited" },
+      }),
+    });
+    expect(await semanticRecall()).toEqual(
+      expect.objectContaining({ active: false, reason: "degraded:rate_limited" }),
+    );
+
+    embeddings.always({ kind: "ok" });
+    const again = await recallUntilSemantic();
+    expect(again.structured.mode).toBe("semantic");
+    expect(embeddings.requests[before + 1]?.at ?? 0).toBeGreaterThanOrEqual(limitedAt + 2_000);
+    expect(await readiness()).toEqual({
+      code: 200,
+      body: expect.objectContaining({ status: "ok", embedder: { state: "ok" } }),
+    });
+    expect(await semanticRecall()).toMatchObject({ active: true });
+
+    // A refused credential: the same path, with its own class.
+    embeddings.always({ kind: "status", status: 401 });
+    expect((await recall(client, QUERY)).structured.mode).toBe("fulltext");
+    expect((await readiness()).body).toMatchObject({
+      status: "degraded",
+      embedder: { state: "degraded", class: "credential_refused" },
+    });
+    expect(await semanticRecall()).toMatchObject({ reason: "degraded:credential_refused" });
+    embeddings.always({ kind: "ok" });
+    expect((await recallUntilSemantic()).structured.mode).toBe("semantic");
+    expect((await readiness()).body).toMatchObject({ status: "ok", embedder: { state: "ok" } });
+
+    const logs = server.stdout() + server.stderr();
+    const lines = logs.split("\n").filter((line) => line.includes('"embedder"'));
+    expect(lines.filter((line) => line.includes('"class":"rate_limited"'))).toHaveLength(1);
+    expect(lines.filter((line) => line.includes('"class":"credential_refused"'))).toHaveLength(1);
+    expect(lines.filter((line) => line.includes("answering again"))).toHaveLength(2);
+    expect(logs).not.toContain(KEY);
+    expect(logs).not.toContain("Hearings in Lyon");
+  });
+});
