@@ -132,6 +132,12 @@ describe("north serve with an embeddings provider", () => {
     const fallback = await recall(client, QUERY);
     expect(fallback.isError).toBe(false);
     expect(fallback.structured.mode).toBe("fulltext");
+    // The recall says why it is not semantic, and the ledger records the class.
+    expect(fallback.structured.degraded).toBe("rate_limited");
+    const [ledger] = await db.owner.client`
+      select outcome, reason from audit_events
+      where tool = 'north__memory_recall' order by occurred_at desc limit 1`;
+    expect(ledger).toEqual({ outcome: "read", reason: "rate_limited" });
     const limitedAt = embeddings.requests.at(-1)?.at ?? 0;
     const during = await remember(client, {
       kind: "fact",
@@ -157,6 +163,7 @@ describe("north serve with an embeddings provider", () => {
     embeddings.always({ kind: "ok" });
     const again = await recallUntilSemantic();
     expect(again.structured.mode).toBe("semantic");
+    expect(again.structured.degraded).toBeUndefined();
     expect(embeddings.requests[before + 1]?.at ?? 0).toBeGreaterThanOrEqual(limitedAt + 2_000);
     expect(await readiness()).toEqual({
       code: 200,
@@ -166,7 +173,8 @@ describe("north serve with an embeddings provider", () => {
 
     // A refused credential: the same path, with its own class.
     embeddings.always({ kind: "status", status: 401 });
-    expect((await recall(client, QUERY)).structured.mode).toBe("fulltext");
+    const refused = await recall(client, QUERY);
+    expect(refused.structured).toMatchObject({ mode: "fulltext", degraded: "credential_refused" });
     expect((await readiness()).body).toMatchObject({
       status: "degraded",
       embedder: { state: "degraded", class: "credential_refused" },

@@ -25,7 +25,12 @@ export const remember = (client: Client, args: RememberArgs) =>
 
 export const recall = (client: Client, args: Record<string, unknown> = {}) =>
   call(client, "north__memory_recall", args) as Promise<{
-    structured: { mode: string; block: string; memories: { memory_id: string; origin: string }[] };
+    structured: {
+      mode: string;
+      degraded?: string;
+      block: string;
+      memories: { memory_id: string; origin: string }[];
+    };
     text: string;
     isError: boolean;
   }>;

@@ -23,6 +23,8 @@ export interface AuditNote {
   target?: string;
   /** How many rows the call affected, where that is the point (forget). */
   affected?: number;
+  /** A short code saying why, e.g. the embeddings provider's failure class on a degraded recall. */
+  reason?: string;
 }
 
 /** A handler's answer: structured content, a one-line text rendering, and the audit note. */

@@ -64,6 +64,7 @@ export async function runTool(
     outcome: AuditOutcome,
     target?: string,
     affected?: number,
+    reason?: string,
   ) =>
     recordAudit(tx, {
       tool: tool.name,
@@ -72,6 +73,7 @@ export async function runTool(
       requestId,
       target: target === undefined ? undefined : ctx.fingerprint(target),
       affected,
+      reason,
     });
   const log = (outcome: string) =>
     ctx.logger.info(
@@ -112,7 +114,13 @@ export async function runTool(
           embedder: ctx.embedder,
           recallTokenBudget: ctx.recallTokenBudget,
         });
-        await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);
+        await audit(
+          tx,
+          result.audit.outcome,
+          result.audit.target,
+          result.audit.affected,
+          result.audit.reason,
+        );
         return result;
       });
     const gated = ctx.gate

@@ -1,7 +1,7 @@
 import { MEMORY_KINDS, MEMORY_ORIGINS, PERSON_SUBJECT_TYPES } from "@north/agent-runtime";
 import { z } from "zod";
 import { EmbedderUnavailableError } from "../../embeddings/index.ts";
-import type { Embedder } from "../../tool-definition.ts";
+import type { Embedder, EmbedderFailureClass } from "../../tool-definition.ts";
 
 export const subjectTypeSchema = z
   .string()
@@ -56,15 +56,27 @@ export const memoryMetaSchema = z.object({
  * provider fails (SPEC §5: the memory is stored without one, recall falls back to full text).
  */
 export async function embedOne(embedder: Embedder, text: string): Promise<number[] | undefined> {
+  const result = await embedText(embedder, text);
+  return "vector" in result ? result.vector : undefined;
+}
+
+/**
+ * The same, saying why there is no vector: the provider's failure class (SPEC §5), which recall
+ * reports as `degraded` and the ledger records.
+ */
+export async function embedText(
+  embedder: Embedder,
+  text: string,
+): Promise<{ vector: number[] } | { failure: EmbedderFailureClass }> {
   let vectors: number[][];
   try {
     vectors = await embedder.embed([text]);
   } catch (error) {
-    if (error instanceof EmbedderUnavailableError) return undefined;
+    if (error instanceof EmbedderUnavailableError) return { failure: error.failureClass };
     throw error;
   }
   const [vector] = vectors;
   if (!vector || vector.length === 0) throw new Error("the embedder returned no vector");
   const norm = Math.hypot(...vector) || 1;
-  return vector.map((v) => v / norm);
+  return { vector: vector.map((v) => v / norm) };
 }
