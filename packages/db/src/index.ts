@@ -71,6 +71,7 @@ export {
   removeMember,
   setMemberRole,
 } from "./directory.ts";
+export { exportMembers, type MemberExport } from "./export.ts";
 export { freePort } from "./free-port.ts";
 export {
   type ForgetResult,
@@ -159,4 +160,3 @@ export {
   type SaveAnswerResult,
   saveAnswer,
 } from "./working-profile.ts";
-export { exportMembers, type MemberExport } from "./export.ts";
