@@ -405,9 +405,9 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory("recall", "finds a French memory by a French word"),
     mutation: {
       file: MEMORY_STORE,
-      find: "websearch_to_tsquery('simple'::regconfig, ${query})",
-      replace: "websearch_to_tsquery('english'::regconfig, ${query})",
-      why: "full-text queries stemmed as English against a 'simple' index",
+      find: "sql`(select public.north_search_query((select o.language from ${organizations} o where o.id = ${organizationId}), ${query}, ${allWords}))`",
+      replace: "sql`websearch_to_tsquery('simple'::regconfig, ${query})`",
+      why: "full-text queries read word for word ('simple') against the stemmed, accent-folded index",
     },
   },
   {

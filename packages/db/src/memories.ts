@@ -10,10 +10,10 @@ import {
   type Subject,
   subjectKey,
 } from "@north/agent-runtime";
-import { and, desc, eq, gt, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNotNull, isNull, notInArray, type SQL, sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database, Tx } from "./client.ts";
-import { memories } from "./schema/index.ts";
+import { memories, organizations } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
 
 /** Keyed fingerprint of a subject's canonical text, hex. The server holds the key. */
@@ -87,6 +87,8 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
       subjectFingerprint,
       runId: conversation.value ? `conversation:${conversation.value}` : params.runId,
       embedding: params.embedding ?? null,
+      // The organisation's language now, so `search` stems the body as recall will (decision 018).
+      language: sql`(select o.language from ${organizations} o where o.id = ${params.author.organizationId})`,
       expiresAt: sql`now() + make_interval(days => ${days.value})`,
     })
     .returning({ id: memories.id, expiresAt: memories.expiresAt });
@@ -191,6 +193,66 @@ const recallColumns = {
 };
 
 /**
+ * A recall query as a tsquery in the organisation's language, read in this transaction
+ * (decision 018): every word of it (`allWords`) or any. A scalar subquery, so PostgreSQL builds
+ * it once per statement rather than once per ranked row.
+ */
+const wordsQuery = (organizationId: string, query: string, allWords: boolean) =>
+  sql`(select public.north_search_query((select o.language from ${organizations} o where o.id = ${organizationId}), ${query}, ${allWords}))`;
+
+/** The best `limit` of the newest FULLTEXT_CANDIDATES live memories matching `tsquery`. */
+async function rankMatches(tx: Tx, live: SQL[], tsquery: SQL, limit: number) {
+  // Rank a bounded candidate set — the newest FULLTEXT_CANDIDATES matches — never every match,
+  // so a broad query costs the same at 10,000 memories as at a million (decision 016).
+  const candidates = tx
+    .select({ ...recallColumns, search: memories.search })
+    .from(memories)
+    .where(and(...live, sql`${memories.search} @@ ${tsquery}`))
+    .orderBy(desc(memories.createdAt))
+    .limit(FULLTEXT_CANDIDATES)
+    .as("candidates");
+  return tx
+    .select({
+      id: candidates.id,
+      kind: candidates.kind,
+      origin: candidates.origin,
+      body: candidates.body,
+      subjectType: candidates.subjectType,
+      subjectId: candidates.subjectId,
+      authorId: candidates.authorId,
+      createdAt: candidates.createdAt,
+      expiresAt: candidates.expiresAt,
+    })
+    .from(candidates)
+    .orderBy(desc(sql`ts_rank(${candidates.search}, ${tsquery})`), desc(candidates.createdAt))
+    .limit(limit);
+}
+
+/**
+ * Full-text recall (decision 018): the memories that have every word of the query (stemmed in
+ * the organisation's language, accents folded), best first; when they are fewer than `limit`,
+ * the places left go to memories that have some of the words, ranked after them.
+ */
+async function recallByWords(
+  tx: Tx,
+  live: SQL[],
+  organizationId: string,
+  query: string,
+  limit: number,
+) {
+  const all = await rankMatches(tx, live, wordsQuery(organizationId, query, true), limit);
+  if (all.length >= limit) return all;
+  const found = all.map((r) => r.id);
+  const some = await rankMatches(
+    tx,
+    found.length > 0 ? [...live, notInArray(memories.id, found)] : live,
+    wordsQuery(organizationId, query, false),
+    limit - all.length,
+  );
+  return [...all, ...some];
+}
+
+/**
  * Live memories only (not expired, not forgotten, not purged), newest first unless a query
  * ranks them: by cosine similarity when the query has an embedding, else by full-text rank.
  */
@@ -224,31 +286,7 @@ export async function recallMemories(
       .limit(params.limit);
   } else if (query) {
     mode = "fulltext";
-    const tsquery = sql`websearch_to_tsquery('simple'::regconfig, ${query})`;
-    // Rank a bounded candidate set — the newest FULLTEXT_CANDIDATES matches — never every match,
-    // so a broad query costs the same at 10,000 memories as at a million (decision 016).
-    const candidates = tx
-      .select({ ...recallColumns, search: memories.search })
-      .from(memories)
-      .where(and(...live, sql`${memories.search} @@ ${tsquery}`))
-      .orderBy(desc(memories.createdAt))
-      .limit(FULLTEXT_CANDIDATES)
-      .as("candidates");
-    rows = await tx
-      .select({
-        id: candidates.id,
-        kind: candidates.kind,
-        origin: candidates.origin,
-        body: candidates.body,
-        subjectType: candidates.subjectType,
-        subjectId: candidates.subjectId,
-        authorId: candidates.authorId,
-        createdAt: candidates.createdAt,
-        expiresAt: candidates.expiresAt,
-      })
-      .from(candidates)
-      .orderBy(desc(sql`ts_rank(${candidates.search}, ${tsquery})`), desc(candidates.createdAt))
-      .limit(params.limit);
+    rows = await recallByWords(tx, live, params.organizationId, query, params.limit);
   } else {
     mode = "recency";
     rows = await tx

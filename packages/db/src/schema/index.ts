@@ -3,7 +3,11 @@ export { apiTokens } from "./api-tokens.ts";
 export { AUDIT_OUTCOMES, type AuditOutcome, auditEvents } from "./audit.ts";
 export { MEMBER_ROLES, type MemberRole, members } from "./members.ts";
 export { memories } from "./memories.ts";
-export { organizations } from "./organizations.ts";
+export {
+  ORGANIZATION_LANGUAGES,
+  type OrganizationLanguage,
+  organizations,
+} from "./organizations.ts";
 export { appRole } from "./roles.ts";
 export { memberIdentities, ssoConnections, ssoDomains } from "./sign-in.ts";
 export {

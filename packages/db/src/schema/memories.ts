@@ -12,7 +12,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { members } from "./members.ts";
-import { organizations } from "./organizations.ts";
+import { ORGANIZATION_LANGUAGES, organizations } from "./organizations.ts";
 import { appRole } from "./roles.ts";
 import { currentOrganizationId, currentUserId } from "./tenant-settings.ts";
 
@@ -24,9 +24,10 @@ const sameOrganization = sql`organization_id = ${currentOrganizationId}`;
  * Organisation-scoped memories (SPEC §5). Provenance is in the row: author, run, origin, dates.
  * `subject_fingerprint` (a keyed HMAC of type + id, computed by the server) stays when a memory
  * is forgotten or purged; `body` and `subject_id` do not, so a tombstone is findable by someone
- * who knows the subject and readable by nobody. `search` is generated from the body with the
- * `simple` configuration (no stemming, so French and English match word for word) and empties
- * itself when the body goes.
+ * who knows the subject and readable by nobody. `language` is the organisation's, copied at write
+ * time (and re-set by `north org set --language`) so that `search`, generated from the body, can
+ * stem it in that language with accents folded (decision 018); `search` empties itself when the
+ * body goes.
  */
 export const memories = pgTable(
   "memories",
@@ -44,8 +45,11 @@ export const memories = pgTable(
     authorId: uuid("author_id").notNull(),
     runId: text("run_id").notNull(),
     embedding: real("embedding").array(),
+    language: text("language", { enum: ORGANIZATION_LANGUAGES }).notNull().default("en"),
+    // Two analyses of the body, so a query matches with or without its accents (decision 018):
+    // stemmed then folded (the French stemmer reads accents), and folded then stemmed.
     search: tsvector("search").generatedAlwaysAs(
-      sql`to_tsvector('simple'::regconfig, coalesce(body, ''))`,
+      sql`public.north_unaccent_lexemes(to_tsvector(public.north_search_config(language), coalesce(body, ''))) || to_tsvector(public.north_search_config(language), public.north_unaccent(coalesce(body, '')))`,
     ),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
@@ -62,9 +66,12 @@ export const memories = pgTable(
     index("memories_recent").on(t.organizationId, t.createdAt.desc()),
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
     index("memories_expiry").on(t.expiresAt),
-    index("memories_search").using("gin", t.search),
+    // Renamed with the column's new analysis: drizzle-kit re-creates the column (dropping its
+    // index with it) and re-creates only an index whose name changed.
+    index("memories_search_stemmed").using("gin", t.search),
     check("memories_kind_valid", sql`${t.kind} in ('fact', 'observation')`),
     check("memories_origin_valid", sql`${t.origin} in ('stated', 'inferred')`),
+    check("memories_language_valid", sql`${t.language} in ('en', 'fr')`),
     check(
       "memories_body_length",
       sql`${t.body} is null or char_length(${t.body}) between 1 and 2000`,
