@@ -1,7 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import {
   connectDatabase,
   type DatabaseHandle,
+  MIGRATIONS_FOLDER,
   migrateDatabase,
   provisionDatabase,
 } from "@north/db";
@@ -74,4 +78,24 @@ export async function installFresh(db: TestDatabase): Promise<void> {
     loginUser: config.loginUser,
     loginPassword: config.loginPassword,
   });
+}
+
+/**
+ * Migrates `db` with the committed migrations that come before the one tagged `tag`: an older
+ * release's schema, for upgrade tests.
+ */
+export async function migrateBefore(db: TestDatabase, tag: string): Promise<void> {
+  const scratch = await mkdtemp(path.join(tmpdir(), "north-old-migrations-"));
+  try {
+    await cp(MIGRATIONS_FOLDER, scratch, { recursive: true });
+    const journalPath = path.join(scratch, "meta/_journal.json");
+    const journal = JSON.parse(await readFile(journalPath, "utf8"));
+    const cut = journal.entries.findIndex((e: { tag: string }) => e.tag.includes(tag));
+    if (cut < 0) throw new Error(`no migration tagged ${tag}`);
+    journal.entries = journal.entries.slice(0, cut);
+    await writeFile(journalPath, JSON.stringify(journal));
+    await migrateDatabase(db.ownerUrl, scratch);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }

@@ -1,6 +1,13 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
-import { apiTokens, type MemberRole, members, organizations } from "./schema/index.ts";
+import {
+  apiTokens,
+  type MemberRole,
+  members,
+  memories,
+  type OrganizationLanguage,
+  organizations,
+} from "./schema/index.ts";
 
 /**
  * Operator-side writes: organizations and memberships. They run on the owner connection (the
@@ -64,12 +71,42 @@ export async function organizationExists(db: Database, organizationId: string): 
   return row !== undefined;
 }
 
-/** Every organization with its count of active members, oldest first. */
+/**
+ * Sets an organisation's language (decision 018) and re-stems, in the same transaction, its
+ * memories written under another one: `search` is generated from `memories.language`, so
+ * updating that column is the re-indexing, and recall never compares a query stemmed one way
+ * with memories stemmed another. Null when there is no such organisation.
+ */
+export async function setOrganizationLanguage(
+  tx: Tx,
+  params: { organizationId: string; language: OrganizationLanguage },
+): Promise<{ previous: OrganizationLanguage; memoriesRestemmed: number } | null> {
+  const [before] = await tx
+    .select({ language: organizations.language })
+    .from(organizations)
+    .where(eq(organizations.id, params.organizationId))
+    .for("update");
+  if (!before) return null;
+  await tx
+    .update(organizations)
+    .set({ language: params.language })
+    .where(eq(organizations.id, params.organizationId));
+  const [restemmed] = await tx.execute<{ n: number }>(sql`
+    with restemmed as (
+      update ${memories} set language = ${params.language}
+      where organization_id = ${params.organizationId} and language <> ${params.language}
+      returning 1)
+    select count(*)::int as n from restemmed`);
+  return { previous: before.language, memoriesRestemmed: Number(restemmed?.n ?? 0) };
+}
+
+/** Every organization with its language and count of active members, oldest first. */
 export async function listOrganizations(db: Database) {
   return db
     .select({
       id: organizations.id,
       name: organizations.name,
+      language: organizations.language,
       createdAt: organizations.createdAt,
       members: sql<number>`(select count(*)::int from ${members} m
         where m.organization_id = ${organizations.id} and m.removed_at is null)`,

@@ -70,6 +70,7 @@ export {
   organizationExists,
   removeMember,
   setMemberRole,
+  setOrganizationLanguage,
 } from "./directory.ts";
 export { exportMembers, type MemberExport } from "./export.ts";
 export { freePort } from "./free-port.ts";
@@ -117,6 +118,8 @@ export {
   type MemberRole,
   members,
   memories,
+  ORGANIZATION_LANGUAGES,
+  type OrganizationLanguage,
   organizations,
   TENANT_ORGANIZATION_SETTING,
   TENANT_USER_SETTING,

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { LEGACY_QUESTION_LABEL, QUESTION_BANK, RETIRED_QUESTION_IDS } from "@north/agent-runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { dumpSecurityState } from "../../../test/support/catalog.ts";
 import {
   createTestDatabase,
   installFresh,
+  migrateBefore,
   type TestDatabase,
 } from "../../../test/support/database.ts";
 import { createWorkspace, createWorkspaceOnOldSchema } from "../../../test/support/fixtures.ts";
@@ -26,23 +26,6 @@ const fresh = async (from: "template" | "empty" = "empty") => {
 afterAll(async () => {
   await Promise.all(opened.map((db) => db.drop()));
 });
-
-/** Migrates `db` with the committed migrations that come before the one tagged `tag`. */
-async function migrateBefore(db: TestDatabase, tag: string): Promise<void> {
-  const scratch = await mkdtemp(path.join(tmpdir(), "north-old-migrations-"));
-  try {
-    await cp(MIGRATIONS_FOLDER, scratch, { recursive: true });
-    const journalPath = path.join(scratch, "meta/_journal.json");
-    const journal = JSON.parse(await readFile(journalPath, "utf8"));
-    const cut = journal.entries.findIndex((e: { tag: string }) => e.tag.includes(tag));
-    if (cut < 0) throw new Error(`no migration tagged ${tag}`);
-    journal.entries = journal.entries.slice(0, cut);
-    await writeFile(journalPath, JSON.stringify(journal));
-    await migrateDatabase(db.ownerUrl, scratch);
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
-}
 
 const loginPassword = () => process.env.DB_APP_LOGIN_PASSWORD ?? "north-test-login";
 

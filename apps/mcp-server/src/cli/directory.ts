@@ -6,10 +6,13 @@ import {
   MEMBER_ROLES,
   type MemberChange,
   type MemberRole,
+  ORGANIZATION_LANGUAGES,
+  type OrganizationLanguage,
   organizationExists,
   recordAudit,
   removeMember,
   setMemberRole,
+  setOrganizationLanguage,
   type Tx,
   withOrganization,
 } from "@north/db";
@@ -41,6 +44,52 @@ export async function orgList(config: NorthConfig) {
     const organizations = await listOrganizations(runtime.owner.db);
     return {
       organizations: organizations.map((o) => ({ ...o, createdAt: iso(o.createdAt) })),
+    };
+  } finally {
+    await runtime.close();
+  }
+}
+
+const LANGUAGE_NAMES: Record<OrganizationLanguage, string> = { en: "English", fr: "French" };
+const LANGUAGE_CHOICES = ORGANIZATION_LANGUAGES.map((l) => `${l} (${LANGUAGE_NAMES[l]})`).join(
+  " or ",
+);
+
+/**
+ * Sets the organisation's language: full-text recall stems and folds in it (decision 018). Its
+ * memories written under another language are re-stemmed in the same transaction, audited as
+ * `org_set` with the language as reason and the memories re-stemmed as affected rows.
+ */
+export async function orgSet(config: NorthConfig, flags: { org?: string; language?: string }) {
+  const organizationId = requireUuid(flags.org, "--org");
+  if (flags.language === undefined) {
+    throw new CliError(`--language is required: ${LANGUAGE_CHOICES}`);
+  }
+  if (!(ORGANIZATION_LANGUAGES as readonly string[]).includes(flags.language)) {
+    throw new CliError(`--language must be ${LANGUAGE_CHOICES}; nothing was changed`);
+  }
+  const language = flags.language as OrganizationLanguage;
+  const runtime = await openOwner(config);
+  try {
+    const result = await withOrganization(runtime.owner.db, organizationId, async (tx) => {
+      const set = await setOrganizationLanguage(tx, { organizationId, language });
+      if (set) {
+        const changed = set.previous !== language || set.memoriesRestemmed > 0;
+        await recordAudit(tx, {
+          tool: "org_set",
+          outcome: changed ? "updated" : "noop",
+          reason: language,
+          affected: set.memoriesRestemmed,
+        });
+      }
+      return set;
+    });
+    if (!result) throw new CliError("no such organization");
+    return {
+      id: organizationId,
+      language,
+      previous: result.previous,
+      memoriesRestemmed: result.memoriesRestemmed,
     };
   } finally {
     await runtime.close();

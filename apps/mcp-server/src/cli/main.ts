@@ -14,6 +14,7 @@ import {
   memberRole,
   orgCreate,
   orgList,
+  orgSet,
 } from "./directory.ts";
 import { exportCommand } from "./export.ts";
 import {
@@ -35,6 +36,8 @@ const USAGE = `usage: bun run north -- <command> [--json]
   provision                       create or upgrade roles, grants and functions
   org create NAME                 print {"id"}
   org list
+  org set --org ID --language en|fr
+                                  the language full-text recall stems and folds in (re-stems memories)
   org sso set --org ID --issuer URL --client-id ID --client-secret-file PATH --domain D [--domain D]...
                                   the organization's OpenID Connect IdP (the secret is stored encrypted)
   org sso show --org ID           the IdP and the redirect URI to register at it (never the secret)
@@ -57,6 +60,7 @@ const USAGE = `usage: bun run north -- <command> [--json]
 const OPTIONS = {
   json: { type: "boolean", default: false },
   org: { type: "string" },
+  language: { type: "string" },
   user: { type: "string" },
   email: { type: "string" },
   role: { type: "string" },
@@ -137,8 +141,23 @@ const COMMANDS: Record<string, Command> = {
         result,
         () =>
           result.organizations
-            .map((o) => `${o.id}  ${o.name}  ${o.members} members  created ${o.createdAt}`)
+            .map(
+              (o) =>
+                `${o.id}  ${o.name}  ${o.language}  ${o.members} members  created ${o.createdAt}`,
+            )
             .join("\n") || "no organizations",
+      );
+    },
+  },
+  "org set": {
+    flags: ["org", "language"],
+    args: 0,
+    run: async (config, flags, _a, json) => {
+      const result = await orgSet(config, flags);
+      print(json, result, () =>
+        result.previous === result.language && result.memoriesRestemmed === 0
+          ? `${result.id} is already ${result.language}`
+          : `${result.id} is now ${result.language} (was ${result.previous}); ${result.memoriesRestemmed} memories re-stemmed`,
       );
     },
   },

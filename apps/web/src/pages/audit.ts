@@ -43,7 +43,7 @@ export const EVENT_KINDS = {
     "admin_connections",
     "admin_audit",
   ],
-  System: ["north_purge"],
+  System: ["north_purge", "org_set"],
 } as const;
 
 /** Events the operator CLI writes with no actor (a manager's own token revocation has one). */
@@ -53,6 +53,7 @@ const OPERATOR_KINDS: ReadonlySet<string> = new Set([
   "member_add",
   "member_remove",
   "member_role",
+  "org_set",
 ]);
 
 /** A member the Member filter offers (by email; the URL carries only the user id). */
