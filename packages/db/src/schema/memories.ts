@@ -56,6 +56,12 @@ export const memories = pgTable(
     forgottenAt: timestamp("forgotten_at", { withTimezone: true }),
     forgottenBy: uuid("forgotten_by"),
     purgedAt: timestamp("purged_at", { withTimezone: true }),
+    /**
+     * The newer memory that replaced this one (SPEC §5, `supersedes`): no longer recalled,
+     * still listed by `held` with what superseded it, expiring as before.
+     */
+    supersededBy: uuid("superseded_by"),
+    supersededAt: timestamp("superseded_at", { withTimezone: true }),
   },
   (t) => [
     foreignKey({
@@ -88,6 +94,15 @@ export const memories = pgTable(
       "memories_fingerprint_shape",
       sql`${t.subjectFingerprint} is null or ${t.subjectFingerprint} ~ '^[0-9a-f]{64}$'`,
     ),
+    check(
+      "memories_superseded_pair",
+      sql`(${t.supersededBy} is null) = (${t.supersededAt} is null) and ${t.supersededBy} is distinct from ${t.id}`,
+    ),
+    foreignKey({
+      name: "memories_superseded_by_fk",
+      columns: [t.supersededBy],
+      foreignColumns: [t.id],
+    }),
     check("memories_run_length", sql`char_length(${t.runId}) between 1 and 200`),
     check(
       "memories_erased_have_no_body",
