@@ -252,7 +252,7 @@ COMMIT;
 `,
     recall: `${tenant("recall")}
 \\set w random(0, 49)
-SELECT id, kind, origin, body, subject_type, subject_id, author_id, created_at, expires_at FROM (SELECT id, kind, origin, body, subject_type, subject_id, author_id, created_at, expires_at, search FROM memories WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND forgotten_at IS NULL AND purged_at IS NULL AND expires_at > now() AND search @@ websearch_to_tsquery('simple'::regconfig, 'term' || :w) ORDER BY created_at DESC LIMIT 200) c ORDER BY ts_rank(search, websearch_to_tsquery('simple'::regconfig, 'term' || :w)) DESC, created_at DESC LIMIT 5;
+SELECT id, kind, origin, body, subject_type, subject_id, author_id, created_at, expires_at FROM (SELECT id, kind, origin, body, subject_type, subject_id, author_id, created_at, expires_at, search FROM memories WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND forgotten_at IS NULL AND purged_at IS NULL AND expires_at > now() AND search @@ (SELECT public.north_search_query((SELECT o.language FROM organizations o WHERE o.id = nullif(current_setting('north.organization_id', true), '')::uuid), 'term' || :w, true)) ORDER BY created_at DESC LIMIT 200) c ORDER BY ts_rank(search, (SELECT public.north_search_query((SELECT o.language FROM organizations o WHERE o.id = nullif(current_setting('north.organization_id', true), '')::uuid), 'term' || :w, true))) DESC, created_at DESC LIMIT 5;
 ${audit("north__memory_recall", "read", false)}
 COMMIT;
 `,
