@@ -21,6 +21,7 @@ export const NORTH_CODES = [
   "NORTH_TIMEOUT",
   "NORTH_FORBIDDEN",
   "NORTH_NOT_FOUND",
+  "NORTH_SUPERSEDES_INVALID",
 ] as const;
 
 export type NorthCode = (typeof NORTH_CODES)[number];

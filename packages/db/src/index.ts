@@ -79,6 +79,7 @@ export {
   type ForgetTarget,
   forgetMemories,
   type HeldMemory,
+  MAX_SUPERSEDES,
   memoriesHeld,
   purgeExpiredMemories,
   type RecalledMemory,

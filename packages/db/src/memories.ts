@@ -10,7 +10,18 @@ import {
   type Subject,
   subjectKey,
 } from "@north/agent-runtime";
-import { and, desc, eq, gt, isNotNull, isNull, notInArray, type SQL, sql } from "drizzle-orm";
+import {
+  and,
+  desc,
+  eq,
+  gt,
+  inArray,
+  isNotNull,
+  isNull,
+  notInArray,
+  type SQL,
+  sql,
+} from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database, Tx } from "./client.ts";
 import { memories, organizations } from "./schema/index.ts";
@@ -33,10 +44,19 @@ export interface RememberParams {
   fingerprint: SubjectFingerprinter;
   /** Unit vector of the body, when an embedder is configured. */
   embedding?: number[];
+  /** Live memories of the organisation this one replaces (SPEC §5). */
+  supersedes?: readonly string[];
 }
 
 export type RememberResult =
-  | { outcome: "created"; memoryId: string; expiresAt: Date; subject: Subject | null }
+  | {
+      outcome: "created";
+      memoryId: string;
+      expiresAt: Date;
+      subject: Subject | null;
+      /** The memories this one replaced. */
+      superseded: string[];
+    }
   /** The same memory is already held (SPEC §5): a retried call never duplicates. */
   | { outcome: "noop"; memoryId: string; expiresAt: Date; subject: Subject | null }
   | { outcome: "rejected"; code: NorthCode; message: string };
@@ -74,6 +94,9 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
     };
   }
 
+  const superseded = await lockSuperseded(tx, params.author.organizationId, params.supersedes);
+  if (!superseded.ok) return reject(superseded);
+
   const [row] = await tx
     .insert(memories)
     .values({
@@ -93,7 +116,76 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
     })
     .returning({ id: memories.id, expiresAt: memories.expiresAt });
   if (!row) throw new Error("insert returned no memory");
-  return { outcome: "created", memoryId: row.id, expiresAt: row.expiresAt, subject: subject.value };
+  if (superseded.value.length > 0) {
+    await tx
+      .update(memories)
+      .set({ supersededBy: row.id, supersededAt: sql`now()` })
+      .where(
+        and(
+          eq(memories.organizationId, params.author.organizationId),
+          inArray(memories.id, superseded.value),
+        ),
+      );
+  }
+  return {
+    outcome: "created",
+    memoryId: row.id,
+    expiresAt: row.expiresAt,
+    subject: subject.value,
+    superseded: superseded.value,
+  };
+}
+
+/** At most this many memories replaced by one remember. */
+export const MAX_SUPERSEDES = 20;
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The memories a remember supersedes, checked and locked (`FOR UPDATE`, so two writers cannot
+ * both replace one): each must be a memory of this organisation, neither erased nor purged nor
+ * already superseded. Any that is not refuses the whole remember — nothing is stored. Any member
+ * may supersede any live memory of the workspace: unlike erasure it removes nothing, `held` still
+ * lists the old memory with what replaced it (decision 019).
+ */
+async function lockSuperseded(
+  tx: Tx,
+  organizationId: string,
+  requested: readonly string[] | undefined,
+): Promise<Checked<string[]>> {
+  const ids = [...new Set(requested ?? [])];
+  if (ids.length === 0) return { ok: true, value: [] };
+  const invalid = (message: string): Checked<string[]> => ({
+    ok: false,
+    code: "NORTH_SUPERSEDES_INVALID",
+    message: `${message} Nothing was stored. Send memory ids from north__memory_recall or north__memory_held, or leave supersedes out.`,
+  });
+  if (ids.length > MAX_SUPERSEDES) {
+    return invalid(`supersedes names ${ids.length} memories; at most ${MAX_SUPERSEDES}.`);
+  }
+  if (!ids.every((id) => UUID_SHAPE.test(id))) {
+    return invalid("supersedes holds something that is not a memory id.");
+  }
+  const rows = await tx
+    .select({ id: memories.id, supersededBy: memories.supersededBy })
+    .from(memories)
+    .where(
+      and(
+        eq(memories.organizationId, organizationId),
+        inArray(memories.id, ids),
+        isNull(memories.forgottenAt),
+        isNull(memories.purgedAt),
+      ),
+    )
+    .for("update");
+  if (rows.length !== ids.length) {
+    return invalid(
+      "supersedes names a memory that does not exist in this workspace, or was erased.",
+    );
+  }
+  if (rows.some((r) => r.supersededBy !== null)) {
+    return invalid("supersedes names a memory that a newer one already replaced.");
+  }
+  return { ok: true, value: ids };
 }
 
 /** How long an identical memory makes a new remember a `noop` (SPEC §5). */
@@ -138,6 +230,7 @@ async function heldAlready(
           ? isNull(memories.subjectFingerprint)
           : eq(memories.subjectFingerprint, memory.subjectFingerprint),
         eq(memories.body, memory.body),
+        isNull(memories.supersededBy),
         isNull(memories.forgottenAt),
         isNull(memories.purgedAt),
         gt(memories.expiresAt, sql`now()`),
@@ -264,6 +357,7 @@ export async function recallMemories(
     eq(memories.organizationId, params.organizationId),
     isNull(memories.forgottenAt),
     isNull(memories.purgedAt),
+    isNull(memories.supersededBy),
     gt(memories.expiresAt, sql`now()`),
   ];
   if (params.subjectFingerprint) {
@@ -317,6 +411,8 @@ export interface HeldMemory {
   forgottenAt: Date | null;
   forgottenBy: string | null;
   purgedAt: Date | null;
+  /** The memory that replaced this one, if any. */
+  supersededBy: string | null;
 }
 
 /** Everything held about a subject, tombstones and expired-but-unpurged memories included. */
@@ -331,6 +427,7 @@ export async function memoriesHeld(
       forgottenAt: memories.forgottenAt,
       forgottenBy: memories.forgottenBy,
       purgedAt: memories.purgedAt,
+      supersededBy: memories.supersededBy,
     })
     .from(memories)
     .where(

@@ -12,7 +12,7 @@ import { members, memories } from "./schema/index.ts";
  */
 
 /** Where a memory stands: `forgotten` and `purged` rows are tombstones (no body, no subject id). */
-export type MemoryState = "live" | "expired" | "forgotten" | "purged";
+export type MemoryState = "live" | "superseded" | "expired" | "forgotten" | "purged";
 
 /** A subject the organisation holds memories about, as its newest memory spells it. */
 export interface HeldSubject {
@@ -162,6 +162,7 @@ export async function reviewMemories(
         when ${memories.forgottenAt} is not null then 'forgotten'
         when ${memories.purgedAt} is not null then 'purged'
         when ${memories.expiresAt} <= now() then 'expired'
+        when ${memories.supersededBy} is not null then 'superseded'
         else 'live' end`,
       authorId: memories.authorId,
       authorEmail: author.email,

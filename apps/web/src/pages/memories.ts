@@ -158,6 +158,9 @@ function stateCell(m: ReviewedMemory) {
   if (m.state === "purged") {
     return html`<span class="tag erased">Expired</span> on ${day(m.expiresAt)}, body purged`;
   }
+  if (m.state === "superseded") {
+    return html`<span class="tag">Superseded</span> by a newer memory; no longer recalled`;
+  }
   if (m.state === "expired") {
     return html`<span class="tag">Expired</span> on ${day(m.expiresAt)}; body held until the purge`;
   }

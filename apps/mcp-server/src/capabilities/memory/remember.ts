@@ -6,7 +6,7 @@ import {
   subjectKey,
   subjectKeyOf,
 } from "@north/agent-runtime";
-import { rememberMemory } from "@north/db";
+import { MAX_SUPERSEDES, rememberMemory } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import {
@@ -40,6 +40,13 @@ const inputSchema = z.object({
     .string()
     .optional()
     .describe("Optional id of this conversation, recorded as the run that wrote the memory."),
+  supersedes: z
+    .array(z.string().max(64))
+    .max(MAX_SUPERSEDES)
+    .optional()
+    .describe(
+      `Ids of memories this one replaces because they are now wrong or out of date (at most ${MAX_SUPERSEDES}, from north__memory_recall or north__memory_held). They stop being recalled; north__memory_held still lists them with what replaced them.`,
+    ),
 });
 
 const outputSchema = z.object({
@@ -50,6 +57,10 @@ const outputSchema = z.object({
     ),
   memory_id: z.string().nullable(),
   expires_at: z.string().nullable().describe("ISO 8601 expiry."),
+  superseded: z
+    .array(z.string())
+    .optional()
+    .describe("The memories this one replaced (created only)."),
   code: z.string().optional(),
   message: z.string().optional(),
   retry_after_s: z.number().int().optional(),
@@ -95,6 +106,7 @@ export const rememberTool = {
       runId: ctx.runId,
       fingerprint: ctx.fingerprintSubject,
       embedding,
+      supersedes: input.supersedes,
     });
     if (result.outcome === "rejected") {
       return {
@@ -112,12 +124,20 @@ export const rememberTool = {
     }
     const expiresAt = new Date(result.expiresAt).toISOString();
     const outcome = result.outcome;
+    const superseded = result.outcome === "created" ? result.superseded : [];
     return {
-      structured: { outcome, memory_id: result.memoryId, expires_at: expiresAt },
+      structured: {
+        outcome,
+        memory_id: result.memoryId,
+        expires_at: expiresAt,
+        ...(superseded.length > 0 ? { superseded } : {}),
+      },
       text:
         outcome === "noop"
           ? `noop: already held, memory_id=${result.memoryId} expires_at=${expiresAt}; nothing new was stored`
-          : `created: memory_id=${result.memoryId} expires_at=${expiresAt}`,
+          : `created: memory_id=${result.memoryId} expires_at=${expiresAt}${
+              superseded.length > 0 ? `; it replaces ${superseded.join(", ")}` : ""
+            }`,
       audit: {
         outcome,
         target: result.subject ? subjectKey(result.subject) : undefined,
