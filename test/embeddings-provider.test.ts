@@ -55,6 +55,7 @@ beforeAll(async () => {
     NORTH_EMBEDDINGS_MODEL: "test-embed-1",
     NORTH_EMBEDDINGS_API_KEY_FILE: keyFile,
     NORTH_EMBEDDINGS_TIMEOUT_MS: "1000",
+    NORTH_EMBEDDINGS_BACKFILL_MS: "300",
   });
   const url = (await server.waitFor(/"url":"(http:[^"]+)"/))[1] ?? "";
   base = url.replace(/\/mcp$/, "");
@@ -170,6 +171,24 @@ describe("north serve with an embeddings provider", () => {
       body: expect.objectContaining({ status: "ok", embedder: { state: "ok" } }),
     });
     expect(await semanticRecall()).toMatchObject({ active: true });
+
+    // The memory written during the outage was stored without a vector; once the provider
+    // answers again, the backfill embeds it, recorded with the model that made it.
+    const written = String((during.structured as { memory_id: string }).memory_id);
+    const deadline = Date.now() + 15_000;
+    let backfilled: { model: string | null; dims: number | null } | undefined;
+    for (;;) {
+      [backfilled] = await db.owner.client<{ model: string | null; dims: number | null }[]>`
+        select embedding_model as model, cardinality(embedding) as dims
+        from memories where id = ${written}`;
+      if (backfilled?.model || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(backfilled?.model).toMatch(/^test-embed-1@\d+$/);
+    expect(backfilled?.model).toBe(`test-embed-1@${backfilled?.dims}`);
+    const lyon = await recall(client, { query: "When does the Lyon registry close?" });
+    expect(lyon.structured.mode).toBe("semantic");
+    expect(lyon.structured.memories.map((m) => m.memory_id)).toContain(written);
 
     // A refused credential: the same path, with its own class.
     embeddings.always({ kind: "status", status: 401 });

@@ -89,6 +89,12 @@ export const configSchema = z.object({
     .string()
     .optional()
     .describe("file holding the embeddings API key, read once at start, sent as a Bearer token"),
+  NORTH_EMBEDDINGS_BACKFILL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(30_000)
+    .describe("milliseconds between embeddings backfill rounds; 0 turns the backfill off"),
   NORTH_EMBEDDINGS_TIMEOUT_MS: positiveInt(2000).describe(
     "an embeddings call with no answer by then is aborted (class timeout)",
   ),

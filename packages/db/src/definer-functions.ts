@@ -517,6 +517,52 @@ ${MANAGER_GUARD}
 END`,
 });
 
+export const TO_EMBED_FUNCTION = "memories_to_embed";
+
+/**
+ * The embeddings backfill's work list (SPEC §5: a memory stored while the provider failed is
+ * embedded later), across organisations: live memories with no vector from `p_model` (none yet,
+ * or another model's), newest first. A system job's door: it returns ids and bodies only to the
+ * server process, which sends them to the configured provider as it does at write time.
+ */
+const toEmbed = definerFunction({
+  name: TO_EMBED_FUNCTION,
+  params: "p_model text, p_limit integer",
+  returns: "TABLE (id uuid, body text)",
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT m.id, m.body
+    FROM public.memories m
+    WHERE m.body IS NOT NULL
+      AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL
+      AND m.expires_at > pg_catalog.now()
+      AND m.embedding_model IS DISTINCT FROM p_model
+    ORDER BY m.created_at DESC
+    LIMIT least(greatest(p_limit, 1), 256);
+END`,
+});
+
+export const SET_EMBEDDING_FUNCTION = "set_memory_embedding";
+
+/**
+ * Stores a backfilled vector, unless the memory lost its body meanwhile (erased or purged): the
+ * erased-have-no-vector rule holds whatever the timing.
+ */
+const setEmbedding = definerFunction({
+  name: SET_EMBEDDING_FUNCTION,
+  params: "p_id uuid, p_embedding real[], p_model text",
+  returns: "boolean",
+  volatility: "VOLATILE",
+  body: `BEGIN
+  UPDATE public.memories m
+  SET embedding = p_embedding, embedding_model = p_model
+  WHERE m.id = p_id AND m.body IS NOT NULL
+    AND m.forgotten_at IS NULL AND m.purged_at IS NULL;
+  RETURN FOUND;
+END`,
+});
+
 export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   adminProfiles,
   resolveToken,
@@ -528,6 +574,8 @@ export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   signInMember,
   memberForUser,
   resolveGrant,
+  toEmbed,
+  setEmbedding,
   memberOverview,
   adminApiTokens,
   adminRevokeToken,

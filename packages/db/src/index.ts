@@ -81,6 +81,7 @@ export {
   type HeldMemory,
   MAX_SUPERSEDES,
   memoriesHeld,
+  memoriesToEmbed,
   purgeExpiredMemories,
   type RecalledMemory,
   type RecallMode,
@@ -93,6 +94,7 @@ export {
   rekeySubjectFingerprints,
   rememberMemory,
   type SubjectFingerprinter,
+  setMemoryEmbedding,
 } from "./memories.ts";
 export {
   type HeldSubject,

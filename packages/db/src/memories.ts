@@ -44,6 +44,8 @@ export interface RememberParams {
   fingerprint: SubjectFingerprinter;
   /** Unit vector of the body, when an embedder is configured. */
   embedding?: number[];
+  /** The model that made it, `model@dimensions`. */
+  embeddingModel?: string;
   /** Live memories of the organisation this one replaces (SPEC §5). */
   supersedes?: readonly string[];
 }
@@ -110,6 +112,7 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
       subjectFingerprint,
       runId: conversation.value ? `conversation:${conversation.value}` : params.runId,
       embedding: params.embedding ?? null,
+      embeddingModel: params.embedding ? (params.embeddingModel ?? null) : null,
       // The organisation's language now, so `search` stems the body as recall will (decision 018).
       language: sql`(select o.language from ${organizations} o where o.id = ${params.author.organizationId})`,
       expiresAt: sql`now() + make_interval(days => ${days.value})`,
@@ -271,6 +274,8 @@ export interface RecallParams {
   limit: number;
   /** The query's unit vector, when an embedder is configured: recall is then semantic. */
   queryEmbedding?: number[];
+  /** The model that made it: only memories embedded by the same model are compared. */
+  embeddingModel?: string;
 }
 
 const recallColumns = {
@@ -375,7 +380,13 @@ export async function recallMemories(
     rows = await tx
       .select(recallColumns)
       .from(memories)
-      .where(and(...live, sql`${memories.embedding} is not null`))
+      .where(
+        and(
+          ...live,
+          sql`${memories.embedding} is not null`,
+          params.embeddingModel ? eq(memories.embeddingModel, params.embeddingModel) : undefined,
+        ),
+      )
       .orderBy(desc(score), desc(memories.createdAt))
       .limit(params.limit);
   } else if (query) {
@@ -647,4 +658,27 @@ export async function reclaimErasedSpace(
     }
   }
   return { ran, skipped };
+}
+
+/** Live memories lacking a vector from `model` (`model@dimensions`), across organisations. */
+export async function memoriesToEmbed(
+  db: Database,
+  params: { model: string; limit: number },
+): Promise<Array<{ id: string; body: string }>> {
+  const rows = await db.execute<{ id: string; body: string }>(
+    sql`select * from public.memories_to_embed(${params.model}, ${params.limit}::integer)`,
+  );
+  return [...rows];
+}
+
+/** Stores a backfilled vector; false when the memory was erased or purged meanwhile. */
+export async function setMemoryEmbedding(
+  db: Database,
+  params: { id: string; embedding: number[]; model: string },
+): Promise<boolean> {
+  const vector = `{${params.embedding.join(",")}}`;
+  const [row] = await db.execute<{ stored: boolean }>(
+    sql`select public.set_memory_embedding(${params.id}::uuid, ${vector}::real[], ${params.model}) as stored`,
+  );
+  return row?.stored === true;
 }

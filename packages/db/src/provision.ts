@@ -38,7 +38,7 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
     table: memories,
     // Forgetting blanks a memory in place, superseding marks it replaced; nothing else changes.
     privileges:
-      "SELECT, INSERT, UPDATE (body, subject_id, embedding, forgotten_at, forgotten_by, superseded_by, superseded_at)",
+      "SELECT, INSERT, UPDATE (body, subject_id, embedding, embedding_model, forgotten_at, forgotten_by, superseded_by, superseded_at)",
   },
   // Nothing: the app reads tokens only through resolve_api_token.
   { table: apiTokens, privileges: "" },

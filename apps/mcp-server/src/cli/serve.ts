@@ -12,7 +12,11 @@ import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
 import { principalForToken } from "../auth.ts";
 import type { NorthConfig } from "../config.ts";
-import { createEmbeddingsProvider, type EmbeddingsProvider } from "../embeddings/index.ts";
+import {
+  createEmbeddingsProvider,
+  type EmbeddingsProvider,
+  startEmbeddingBackfill,
+} from "../embeddings/index.ts";
 import { startHttpServer } from "../http-server.ts";
 import { createRateLimiter } from "../limiter.ts";
 import { createLogger, describeError, type Logger } from "../logger.ts";
@@ -205,8 +209,17 @@ export async function serveHttp(
   const url = `${localUrl}/mcp`;
   logger.info({ url, limiter: limiter.status().backend }, "North is listening");
   const stopPurge = startPurgeTimer(config, runtime.app.db, logger);
+  const stopBackfill = embedder
+    ? startEmbeddingBackfill({
+        db: runtime.app.db,
+        provider: embedder,
+        logger,
+        intervalMs: config.NORTH_EMBEDDINGS_BACKFILL_MS,
+      })
+    : async () => {};
   onShutdown(logger, [
     stopPurge,
+    stopBackfill,
     () => server.close(),
     () => limiter.close(),
     () => runtime.close(),

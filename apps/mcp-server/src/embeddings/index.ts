@@ -3,6 +3,7 @@
  * interface, with its failure classes named. The composition root builds it from
  * `NORTH_EMBEDDINGS_*`; nothing else reaches into this folder.
  */
+export { type BackfillOptions, startEmbeddingBackfill } from "./backfill.ts";
 export type { Admission, BreakerOptions, BreakerState } from "./breaker.ts";
 export {
   createEmbeddingsProvider,

@@ -45,6 +45,11 @@ export const memories = pgTable(
     authorId: uuid("author_id").notNull(),
     runId: text("run_id").notNull(),
     embedding: real("embedding").array(),
+    /**
+     * Which model made `embedding`, as `model@dimensions`: semantic recall compares only vectors
+     * of the current model, and the backfill re-embeds the others (decision 020).
+     */
+    embeddingModel: text("embedding_model"),
     language: text("language", { enum: ORGANIZATION_LANGUAGES }).notNull().default("en"),
     // Two analyses of the body, so a query matches with or without its accents (decision 018):
     // stemmed then folded (the French stemmer reads accents), and folded then stemmed.

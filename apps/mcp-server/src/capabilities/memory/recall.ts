@@ -14,6 +14,7 @@ import { z } from "zod";
 import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import {
+  embeddingModelKey,
   embedText,
   memoryMetaSchema,
   subjectLookupIdSchema,
@@ -83,6 +84,10 @@ export async function recallFenced(
     subjectType: params.subjectType,
     limit: params.limit,
     queryEmbedding,
+    embeddingModel:
+      ctx.embedder && queryEmbedding
+        ? embeddingModelKey(ctx.embedder, queryEmbedding.length)
+        : undefined,
   });
   const fence = renderMemoryFence(
     recalled.memories.map((m) => ({

@@ -10,6 +10,7 @@ import { MAX_SUPERSEDES, rememberMemory } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import {
+  embeddingModelKey,
   embedOne,
   kindSchema,
   originSchema,
@@ -106,6 +107,8 @@ export const rememberTool = {
       runId: ctx.runId,
       fingerprint: ctx.fingerprintSubject,
       embedding,
+      embeddingModel:
+        ctx.embedder && embedding ? embeddingModelKey(ctx.embedder, embedding.length) : undefined,
       supersedes: input.supersedes,
     });
     if (result.outcome === "rejected") {

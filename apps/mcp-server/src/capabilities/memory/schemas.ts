@@ -64,6 +64,11 @@ export async function embedOne(embedder: Embedder, text: string): Promise<number
  * The same, saying why there is no vector: the provider's failure class (SPEC §5), which recall
  * reports as `degraded` and the ledger records.
  */
+/** How a vector's model is recorded beside it: `model@dimensions` (decision 020). */
+export function embeddingModelKey(embedder: Embedder, dimensions: number): string {
+  return `${embedder.status?.().model ?? "embedder"}@${dimensions}`;
+}
+
 export async function embedText(
   embedder: Embedder,
   text: string,

@@ -1,0 +1,66 @@
+import { type Database, memoriesToEmbed, setMemoryEmbedding } from "@north/db";
+import type { Logger } from "../logger.ts";
+import { describeError } from "../logger.ts";
+import type { EmbeddingsProvider } from "./provider.ts";
+
+export interface BackfillOptions {
+  db: Database;
+  provider: EmbeddingsProvider;
+  logger: Logger;
+  /** Milliseconds between rounds; 0 turns the backfill off. */
+  intervalMs: number;
+  /** Memories per round (one provider batch per `maxBatchSize` of them). */
+  batch?: number;
+}
+
+const unit = (vector: number[]) => {
+  const norm = Math.hypot(...vector) || 1;
+  return vector.map((v) => v / norm);
+};
+
+/**
+ * Embeds, in the background, the live memories that have no vector from the current model (SPEC
+ * §5): those written while the provider failed, and all of them after a model change — so a
+ * write never waits on a provider that is down, and switching models needs no command. A round
+ * does nothing until the provider has answered once (its dimensions are known), and nothing
+ * while it fails (its breaker refuses at once). Returns the stop step.
+ */
+export function startEmbeddingBackfill(options: BackfillOptions): () => Promise<void> {
+  if (options.intervalMs <= 0) return async () => {};
+  let running: Promise<void> | null = null;
+  const round = async () => {
+    const { provider } = options;
+    if (provider.dimensions === undefined) {
+      // Learn the dimensions with one real call; a failure just waits for the next round.
+      const probe = await provider.embedMany(["north"]);
+      if (!probe.ok) return;
+    }
+    const model = `${provider.model}@${provider.dimensions}`;
+    const pending = await memoriesToEmbed(options.db, { model, limit: options.batch ?? 64 });
+    if (pending.length === 0) return;
+    const result = await provider.embedMany(pending.map((m) => m.body));
+    if (!result.ok) return;
+    let stored = 0;
+    for (const [index, memory] of pending.entries()) {
+      const vector = result.vectors[index];
+      if (!vector) continue;
+      if (await setMemoryEmbedding(options.db, { id: memory.id, embedding: unit(vector), model })) {
+        stored += 1;
+      }
+    }
+    options.logger.info({ embedder: { model }, embedded: stored }, "embeddings backfill");
+  };
+  const timer = setInterval(() => {
+    if (running) return;
+    running = round()
+      .catch((error) => options.logger.error(describeError(error), "embeddings backfill failed"))
+      .finally(() => {
+        running = null;
+      });
+  }, options.intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

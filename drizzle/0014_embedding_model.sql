@@ -1,0 +1,1 @@
+ALTER TABLE "memories" ADD COLUMN "embedding_model" text;
