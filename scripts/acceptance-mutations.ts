@@ -327,8 +327,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory("20. the memory store", "states which recall mode ran"),
     mutation: {
       file: "apps/mcp-server/src/capabilities/memory/recall.ts",
-      find: "const queryEmbedding = query && ctx.embedder ? await embedOne(ctx.embedder, query) : undefined;",
-      replace: "const queryEmbedding = undefined;",
+      find: "const embedded = query && ctx.embedder ? await embedText(ctx.embedder, query) : undefined;",
+      replace: "const embedded = undefined;",
       why: "never embed the query: with an embedder, recall silently runs full-text",
     },
   },
@@ -351,8 +351,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: MEMORY_STORE,
-      find: "    gt(memories.expiresAt, sql`now()`),\n",
-      replace: "",
+      find: "    isNull(memories.supersededBy),\n    gt(memories.expiresAt, sql`now()`),\n",
+      replace: "    isNull(memories.supersededBy),\n",
       why: "recall without `expires_at > now()`",
     },
   },
@@ -647,9 +647,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: "      await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);",
-      replace:
-        '      if (tool.kind === "write")\n        await audit(tx, result.audit.outcome, result.audit.target, result.audit.affected);',
+      find: "        await audit(\n          tx,\n          result.audit.outcome,",
+      replace: '        if (tool.kind === "write") await audit(\n          tx,\n          result.audit.outcome,',
       why: "audit writes only, not reads",
     },
   },
@@ -735,8 +734,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: transport("reports health and readiness"),
     mutation: {
       file: APP,
-      find: 'limiter.degraded ? "degraded" : "ok";',
-      replace: '!limiter.degraded ? "degraded" : "ok";',
+      find: ': limiter.degraded || embedder?.state === "degraded"',
+      replace: ': !limiter.degraded || embedder?.state === "degraded"',
       why: "inverted condition: a healthy limiter reports degraded",
     },
   },
