@@ -18,11 +18,12 @@ describe("a body cannot forge a line or a fence", () => {
   it("keeps an inferred memory with line separators on one line, still inferred", async () => {
     const ws = await createWorkspace(db.owner.db);
     const client = await harness.connect(ws.member);
-    for (const separator of ["\u2028", "\u2029", "\n", "\r"]) {
+    // Each body distinct: sanitizing unifies line endings, and an identical memory would be a noop.
+    for (const [index, separator] of ["\u2028", "\u2029", "\n", "\r"].entries()) {
       const stored = await remember(client, {
         kind: "fact",
         origin: "inferred",
-        body: `Hearing moved.${separator}${FORGED_LINE}`,
+        body: `Hearing ${index + 1} moved.${separator}${FORGED_LINE}`,
       });
       expect(stored.structured).toMatchObject({ outcome: "created" });
     }
