@@ -648,7 +648,8 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: RUNNER,
       find: "        await audit(\n          tx,\n          result.audit.outcome,",
-      replace: '        if (tool.kind === "write") await audit(\n          tx,\n          result.audit.outcome,',
+      replace:
+        '        if (tool.kind === "write") await audit(\n          tx,\n          result.audit.outcome,',
       why: "audit writes only, not reads",
     },
   },
