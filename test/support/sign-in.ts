@@ -206,8 +206,15 @@ export async function authorizeInBrowser(
     resolveLanded = resolve;
   });
   const listener = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? "/", redirectUri);
+    // Only the redirect itself: a browser also asks this origin for /favicon.ico, sometimes
+    // late enough to reach the next test's listener on the same port.
+    if (url.pathname !== target.pathname) {
+      res.writeHead(404).end();
+      return;
+    }
     res.writeHead(200, { "content-type": "text/plain" }).end("back in the client");
-    resolveLanded(new URL(req.url ?? "/", redirectUri));
+    resolveLanded(url);
   });
   await new Promise<void>((resolve) => listener.listen(Number(target.port), "127.0.0.1", resolve));
   try {
