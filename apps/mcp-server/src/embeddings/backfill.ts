@@ -2,6 +2,7 @@ import { type Database, memoriesToEmbed, setMemoryEmbedding } from "@north/db";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
 import type { EmbeddingsProvider } from "./provider.ts";
+import { embeddingModelKey, unitVector } from "./vectors.ts";
 
 export interface BackfillOptions {
   db: Database;
@@ -12,11 +13,6 @@ export interface BackfillOptions {
   /** Memories per round (one provider batch per `maxBatchSize` of them). */
   batch?: number;
 }
-
-const unit = (vector: number[]) => {
-  const norm = Math.hypot(...vector) || 1;
-  return vector.map((v) => v / norm);
-};
 
 /**
  * Embeds, in the background, the live memories that have no vector from the current model (SPEC
@@ -35,7 +31,7 @@ export function startEmbeddingBackfill(options: BackfillOptions): () => Promise<
       const probe = await provider.embedMany(["north"]);
       if (!probe.ok) return;
     }
-    const model = `${provider.model}@${provider.dimensions}`;
+    const model = embeddingModelKey(provider, provider.dimensions ?? 0);
     const pending = await memoriesToEmbed(options.db, { model, limit: options.batch ?? 64 });
     if (pending.length === 0) return;
     const result = await provider.embedMany(pending.map((m) => m.body));
@@ -44,7 +40,13 @@ export function startEmbeddingBackfill(options: BackfillOptions): () => Promise<
     for (const [index, memory] of pending.entries()) {
       const vector = result.vectors[index];
       if (!vector) continue;
-      if (await setMemoryEmbedding(options.db, { id: memory.id, embedding: unit(vector), model })) {
+      if (
+        await setMemoryEmbedding(options.db, {
+          id: memory.id,
+          embedding: unitVector(vector),
+          model,
+        })
+      ) {
         stored += 1;
       }
     }

@@ -12,3 +12,4 @@ export {
   type EmbeddingsProviderOptions,
 } from "./provider.ts";
 export type { EmbedFailure, EmbedResult } from "./request.ts";
+export { embeddingModelKey, unitVector } from "./vectors.ts";

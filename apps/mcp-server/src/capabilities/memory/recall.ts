@@ -11,10 +11,10 @@ import {
 } from "@north/agent-runtime";
 import { type RecalledMemory, recallMemories } from "@north/db";
 import { z } from "zod";
+import { embeddingModelKey } from "../../embeddings/index.ts";
 import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import {
-  embeddingModelKey,
   embedText,
   memoryMetaSchema,
   subjectLookupIdSchema,

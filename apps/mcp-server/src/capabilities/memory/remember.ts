@@ -8,9 +8,9 @@ import {
 } from "@north/agent-runtime";
 import { MAX_SUPERSEDES, rememberMemory } from "@north/db";
 import { z } from "zod";
+import { embeddingModelKey } from "../../embeddings/index.ts";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import {
-  embeddingModelKey,
   embedOne,
   kindSchema,
   originSchema,

@@ -1,6 +1,7 @@
 import { MEMORY_KINDS, MEMORY_ORIGINS, PERSON_SUBJECT_TYPES } from "@north/agent-runtime";
 import { z } from "zod";
-import { EmbedderUnavailableError } from "../../embeddings/index.ts";
+import { EmbedderUnavailableError, unitVector } from "../../embeddings/index.ts";
+
 import type { Embedder, EmbedderFailureClass } from "../../tool-definition.ts";
 
 export const subjectTypeSchema = z
@@ -64,11 +65,6 @@ export async function embedOne(embedder: Embedder, text: string): Promise<number
  * The same, saying why there is no vector: the provider's failure class (SPEC §5), which recall
  * reports as `degraded` and the ledger records.
  */
-/** How a vector's model is recorded beside it: `model@dimensions` (decision 020). */
-export function embeddingModelKey(embedder: Embedder, dimensions: number): string {
-  return `${embedder.status?.().model ?? "embedder"}@${dimensions}`;
-}
-
 export async function embedText(
   embedder: Embedder,
   text: string,
@@ -82,6 +78,5 @@ export async function embedText(
   }
   const [vector] = vectors;
   if (!vector || vector.length === 0) throw new Error("the embedder returned no vector");
-  const norm = Math.hypot(...vector) || 1;
-  return { vector: vector.map((v) => v / norm) };
+  return { vector: unitVector(vector) };
 }
