@@ -13,6 +13,12 @@ export interface SeedMember {
   token: string;
 }
 
+/** A seeding call that fails must stop the seed, not leave the console suites an empty page. */
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<void> {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new Error(`seeding ${name} failed`);
+}
+
 async function connect(mcpUrl: string, token: string): Promise<Client> {
   const client = new Client({ name: "north-console-seed", version: "1" });
   await client.connect(
@@ -68,21 +74,15 @@ export async function seedWorkspaceOverMcp(
   for (const [index, writer] of writers.entries()) {
     const client = await connect(mcpUrl, writer.token);
     for (const [question, answer] of ANSWERS.slice(0, index === 0 ? 3 : 1)) {
-      await client.callTool({
-        name: "north__working_profile_answer",
-        arguments: { question, answer },
-      });
+      await call(client, "north__working_profile_answer", { question, answer });
       answers += 1;
     }
     if (index === 0) {
       for (const memory of MEMORIES) {
-        await client.callTool({ name: "north__memory_remember", arguments: { ...memory } });
+        await call(client, "north__memory_remember", { ...memory });
         memories += 1;
       }
-      await client.callTool({
-        name: "north__memory_recall",
-        arguments: { query: "Acme" },
-      });
+      await call(client, "north__memory_recall", { query: "Acme" });
     }
     await client.close();
   }

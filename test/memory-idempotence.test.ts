@@ -1,24 +1,16 @@
 import { createFingerprinter, rememberMemory, withTenant } from "@north/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, TEST_AUDIT_KEY, type TestApp } from "./support/mcp.ts";
+import { TEST_AUDIT_KEY, useTestApp } from "./support/mcp.ts";
 import { forget, held, remember } from "./support/memory-tools.ts";
 
 /** SPEC §5: remembering is idempotent — a retried call never duplicates (issue 13). */
 
-let db: TestDatabase;
-let harness: TestApp;
+const { db, harness } = useTestApp();
 let ws: Workspace;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
   ws = await createWorkspace(db.owner.db);
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
 });
 
 const about = (id: string) =>

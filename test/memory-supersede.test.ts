@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, type TestApp } from "./support/mcp.ts";
+import { useTestApp } from "./support/mcp.ts";
 import { forget, held, recall, remember } from "./support/memory-tools.ts";
 
 /** SPEC §5: a newer memory may supersede older ones (issue 13), through the MCP tools. */
 
-let db: TestDatabase;
-let harness: TestApp;
+const { db, harness } = useTestApp();
 let ws: Workspace;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
   ws = await createWorkspace(db.owner.db);
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
 });
 
 type Receipt = { outcome: string; memory_id: string | null; superseded?: string[]; code?: string };
