@@ -5,6 +5,7 @@ import {
   type Database,
   organizationName,
   recordAudit,
+  type SsoConnection,
   signInMember,
   ssoConnectionForDomain,
   ssoConnectionForOrganization,
@@ -104,6 +105,13 @@ export function buildSignInRoutes(deps: SignInDeps) {
     return c.redirect(`${AS_BASE_PATH}/oauth2/authorize?${query}`, 303);
   };
 
+  /** What the OIDC client needs of a connection: its secret decrypted, for this call only. */
+  const idpSettings = async (connection: SsoConnection) => ({
+    issuer: connection.issuer,
+    clientId: connection.clientId,
+    clientSecret: await deps.secrets.decrypt(connection.clientSecretEncrypted),
+  });
+
   const continueOf = (form: Record<string, unknown>) =>
     typeof form.continue === "string" && form.continue.length <= 8192 ? form.continue : "";
 
@@ -190,12 +198,11 @@ export function buildSignInRoutes(deps: SignInDeps) {
       );
     }
     try {
-      const idp = {
-        issuer: connection.issuer,
-        clientId: connection.clientId,
-        clientSecret: await deps.secrets.decrypt(connection.clientSecretEncrypted),
-      };
-      const { url, pending } = await deps.idps.begin(idp, redirectUri, email);
+      const { url, pending } = await deps.idps.begin(
+        await idpSettings(connection),
+        redirectUri,
+        email,
+      );
       const cookie: LoginCookie = {
         ...pending,
         organizationId: connection.organizationId,
@@ -265,15 +272,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     callbackUrl.search = url.search;
     let identity: Awaited<ReturnType<IdentityProviders["complete"]>>;
     try {
-      identity = await deps.idps.complete(
-        {
-          issuer: connection.issuer,
-          clientId: connection.clientId,
-          clientSecret: await deps.secrets.decrypt(connection.clientSecretEncrypted),
-        },
-        callbackUrl,
-        login,
-      );
+      identity = await deps.idps.complete(await idpSettings(connection), callbackUrl, login);
     } catch (error) {
       if (error instanceof IdpUnreachableError) {
         return refuse(c, login.organizationId, "idp_unreachable", {
