@@ -563,6 +563,61 @@ const setEmbedding = definerFunction({
 END`,
 });
 
+export const FULLTEXT_CANDIDATES_FUNCTION = "memory_fulltext_candidates";
+
+/**
+ * Full-text recall's candidates (decision 021): of the transaction tenant's live memories that
+ * match `p_query` (every word, or any, in the organisation's language: decision 018), the newest
+ * `p_candidates`, best `ts_rank` first with their rank.
+ *
+ * Why a definer function: under row-level security PostgreSQL may use an index for a condition
+ * only if its operator is leakproof, and the text-search match (`@@`) is not, so the app role
+ * could never use the GIN index and scanned the whole organisation for a rare word. Here the
+ * owner (`forma`, RLS not forced) reads with the index, and the tenant is the transaction's own
+ * (`north.organization_id`), never an argument, so no caller can name another organisation; the
+ * caller then reads the rows themselves under RLS. `EXECUTE … USING` plans each call with the
+ * actual query, so the planner picks between the GIN index (a rare word) and walking
+ * `memories_newest` (a common one) on real estimates instead of a cached generic plan.
+ */
+const fulltextCandidates = definerFunction({
+  name: FULLTEXT_CANDIDATES_FUNCTION,
+  params:
+    "p_query text, p_match_all boolean, p_subject_fingerprint text, p_subject_type text, p_exclude uuid[], p_candidates integer",
+  returns: "TABLE (id uuid, rank real)",
+  volatility: "STABLE",
+  body: `DECLARE
+  v_organization_id uuid := nullif(current_setting('north.organization_id', true), '')::uuid;
+  v_query tsquery;
+BEGIN
+  IF v_organization_id IS NULL THEN
+    RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
+  END IF;
+  SELECT public.north_search_query(o.language, p_query, p_match_all) INTO v_query
+  FROM public.organizations o WHERE o.id = v_organization_id;
+  IF v_query IS NULL THEN
+    RETURN;
+  END IF;
+  RETURN QUERY EXECUTE $q$
+    SELECT c.id, pg_catalog.ts_rank(c.search, $1) AS rank
+    FROM (
+      SELECT m.id, m.search, m.created_at
+      FROM public.memories m
+      WHERE m.organization_id = $2
+        AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL
+        AND m.expires_at > pg_catalog.now()
+        AND m.search @@ $1
+        AND ($3::text IS NULL OR m.subject_fingerprint = $3)
+        AND ($4::text IS NULL OR m.subject_type = $4)
+        AND NOT (m.id = ANY ($5))
+      ORDER BY m.created_at DESC
+      LIMIT $6
+    ) c
+    ORDER BY rank DESC, c.created_at DESC$q$
+  USING v_query, v_organization_id, p_subject_fingerprint, p_subject_type,
+        coalesce(p_exclude, '{}'::uuid[]), least(greatest(p_candidates, 1), 1000);
+END`,
+});
+
 export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   adminProfiles,
   resolveToken,
@@ -576,6 +631,7 @@ export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   resolveGrant,
   toEmbed,
   setEmbedding,
+  fulltextCandidates,
   memberOverview,
   adminApiTokens,
   adminRevokeToken,

@@ -77,7 +77,9 @@ export { freePort } from "./free-port.ts";
 export {
   type ForgetResult,
   type ForgetTarget,
+  FULLTEXT_CANDIDATES,
   forgetMemories,
+  fuseRankings,
   type HeldMemory,
   MAX_SUPERSEDES,
   memoriesHeld,
@@ -95,6 +97,7 @@ export {
   rememberMemory,
   type SubjectFingerprinter,
   setMemoryEmbedding,
+  VECTOR_CANDIDATES,
 } from "./memories.ts";
 export {
   type HeldSubject,

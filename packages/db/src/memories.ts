@@ -10,18 +10,7 @@ import {
   type Subject,
   subjectKey,
 } from "@north/agent-runtime";
-import {
-  and,
-  desc,
-  eq,
-  gt,
-  inArray,
-  isNotNull,
-  isNull,
-  notInArray,
-  type SQL,
-  sql,
-} from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database, Tx } from "./client.ts";
 import { memories, organizations } from "./schema/index.ts";
@@ -261,9 +250,22 @@ export interface RecalledMemory {
 
 /**
  * How many of the newest full-text matches are ranked. A match older than the newest 200 is
- * still found by a narrower query or a subject, not by a broad one (decision 016).
+ * still found by a narrower query or a subject, not by a broad one (decisions 016 and 021).
  */
 export const FULLTEXT_CANDIDATES = 200;
+
+/**
+ * How many of the newest embedded memories semantic recall compares with the query, besides the
+ * full-text candidates (decision 021): without an approximate-nearest-neighbour index, a memory
+ * older than these that shares no word with the query is not found by meaning alone.
+ */
+export const VECTOR_CANDIDATES = 200;
+
+/** How deep each ranked list (full text, vectors) goes into the fusion. */
+const FUSION_DEPTH = 50;
+
+/** Reciprocal rank fusion's constant (Cormack et al.): a list's n-th scores 1 / (RRF_K + n). */
+const RRF_K = 60;
 
 export interface RecallParams {
   organizationId: string;
@@ -290,69 +292,123 @@ const recallColumns = {
   expiresAt: memories.expiresAt,
 };
 
-/**
- * A recall query as a tsquery in the organisation's language, read in this transaction
- * (decision 018): every word of it (`allWords`) or any. A scalar subquery, so PostgreSQL builds
- * it once per statement rather than once per ranked row.
- */
-const wordsQuery = (organizationId: string, query: string, allWords: boolean) =>
-  sql`(select public.north_search_query((select o.language from ${organizations} o where o.id = ${organizationId}), ${query}, ${allWords}))`;
+type RecallRow = Omit<RecalledMemory, "body"> & { body: string | null };
 
-/** The best `limit` of the newest FULLTEXT_CANDIDATES live memories matching `tsquery`. */
-async function rankMatches(tx: Tx, live: SQL[], tsquery: SQL, limit: number) {
-  // Rank a bounded candidate set — the newest FULLTEXT_CANDIDATES matches — never every match,
-  // so a broad query costs the same at 10,000 memories as at a million (decision 016).
-  const candidates = tx
-    .select({ ...recallColumns, search: memories.search })
-    .from(memories)
-    .where(and(...live, sql`${memories.search} @@ ${tsquery}`))
-    .orderBy(desc(memories.createdAt))
-    .limit(FULLTEXT_CANDIDATES)
-    .as("candidates");
-  return tx
-    .select({
-      id: candidates.id,
-      kind: candidates.kind,
-      origin: candidates.origin,
-      body: candidates.body,
-      subjectType: candidates.subjectType,
-      subjectId: candidates.subjectId,
-      authorId: candidates.authorId,
-      createdAt: candidates.createdAt,
-      expiresAt: candidates.expiresAt,
-    })
-    .from(candidates)
-    .orderBy(desc(sql`ts_rank(${candidates.search}, ${tsquery})`), desc(candidates.createdAt))
-    .limit(limit);
+/**
+ * The newest FULLTEXT_CANDIDATES live memories matching the query (every word, or any), best
+ * first, through `memory_fulltext_candidates` (decision 021: the GIN index is out of the app
+ * role's reach under RLS, so the search runs as the owner, confined to this transaction's tenant).
+ */
+async function fulltextCandidates(
+  tx: Tx,
+  params: RecallParams,
+  query: string,
+  matchAll: boolean,
+  exclude: string[],
+  depth: number,
+): Promise<string[]> {
+  const rows = await tx.execute<{ id: string }>(sql`
+    select c.id from public.memory_fulltext_candidates(
+      ${query}, ${matchAll}, ${params.subjectFingerprint ?? null}::text,
+      ${params.subjectFingerprint ? (params.subjectType ?? null) : null}::text,
+      ${`{${exclude.join(",")}}`}::uuid[], ${FULLTEXT_CANDIDATES}::integer
+    ) c limit ${depth}`);
+  return rows.map((r) => r.id);
 }
 
 /**
  * Full-text recall (decision 018): the memories that have every word of the query (stemmed in
- * the organisation's language, accents folded), best first; when they are fewer than `limit`,
+ * the organisation's language, accents folded), best first; when they are fewer than `depth`,
  * the places left go to memories that have some of the words, ranked after them.
  */
-async function recallByWords(
-  tx: Tx,
-  live: SQL[],
-  organizationId: string,
-  query: string,
-  limit: number,
-) {
-  const all = await rankMatches(tx, live, wordsQuery(organizationId, query, true), limit);
-  if (all.length >= limit) return all;
-  const found = all.map((r) => r.id);
-  const some = await rankMatches(
-    tx,
-    found.length > 0 ? [...live, notInArray(memories.id, found)] : live,
-    wordsQuery(organizationId, query, false),
-    limit - all.length,
-  );
+async function rankedByWords(tx: Tx, params: RecallParams, query: string, depth: number) {
+  const all = await fulltextCandidates(tx, params, query, true, [], depth);
+  if (all.length >= depth) return all;
+  const some = await fulltextCandidates(tx, params, query, false, all, depth - all.length);
   return [...all, ...some];
 }
 
 /**
- * Live memories only (not expired, not forgotten, not purged), newest first unless a query
- * ranks them: by cosine similarity when the query has an embedding, else by full-text rank.
+ * Semantic recall's own list (decision 021): the newest VECTOR_CANDIDATES live memories embedded
+ * by the query's model, plus the full-text candidates, best cosine similarity first. Vectors are
+ * unit length, so the dot product is the cosine.
+ */
+async function rankedByMeaning(
+  tx: Tx,
+  live: SQL[],
+  params: RecallParams & { queryEmbedding: number[] },
+  alsoIds: string[],
+) {
+  const sameModel = [
+    ...live,
+    isNotNull(memories.embedding),
+    params.embeddingModel ? eq(memories.embeddingModel, params.embeddingModel) : undefined,
+  ];
+  const newest = tx
+    .select({ id: memories.id })
+    .from(memories)
+    .where(and(...sameModel))
+    .orderBy(desc(memories.createdAt))
+    .limit(VECTOR_CANDIDATES);
+  const vector = sql`${`{${params.queryEmbedding.join(",")}}`}::real[]`;
+  const score = sql<number>`(select coalesce(sum(a * b), 0) from unnest(${memories.embedding}, ${vector}) as v(a, b))`;
+  const rows = await tx
+    .select({ id: memories.id })
+    .from(memories)
+    .where(
+      and(
+        ...sameModel,
+        alsoIds.length > 0
+          ? sql`(${memories.id} in ${newest} or ${inArray(memories.id, alsoIds)})`
+          : inArray(memories.id, newest),
+      ),
+    )
+    .orderBy(desc(score), desc(memories.createdAt))
+    .limit(FUSION_DEPTH);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Reciprocal rank fusion of ranked id lists: each list gives its n-th id 1 / (RRF_K + n); the
+ * highest sum first, the newer memory first on a tie (SPEC §5: recency breaks ties).
+ */
+export function fuseRankings(lists: string[][], createdAt: ReadonlyMap<string, Date>): string[] {
+  const scores = new Map<string, number>();
+  for (const list of lists) {
+    list.forEach((id, index) => {
+      scores.set(id, (scores.get(id) ?? 0) + 1 / (RRF_K + index + 1));
+    });
+  }
+  const time = (id: string) => createdAt.get(id)?.getTime() ?? 0;
+  return [...scores.keys()].sort(
+    (a, b) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || time(b) - time(a),
+  );
+}
+
+/** The live rows of `ids`, read under RLS, in the order `order` gives (at most `limit`). */
+async function rowsInOrder(
+  tx: Tx,
+  live: SQL[],
+  ids: string[],
+  order: (rows: RecallRow[]) => string[],
+  limit: number,
+): Promise<RecallRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx
+    .select(recallColumns)
+    .from(memories)
+    .where(and(...live, inArray(memories.id, ids)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return order(rows)
+    .slice(0, limit)
+    .flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * Live memories only (not expired, not forgotten, not purged, not superseded), newest first
+ * unless a query ranks them: by full-text rank, or — when the query has an embedding — by the
+ * fusion of full-text rank and cosine similarity (hybrid, reported as `semantic`). Every ranked
+ * set is bounded (decision 021), so recall costs the same at 10,000 memories as at a million.
  */
 export async function recallMemories(
   tx: Tx,
@@ -372,26 +428,27 @@ export async function recallMemories(
   const query = params.query?.trim();
 
   let mode: RecallMode;
-  let rows: Array<Omit<RecalledMemory, "body"> & { body: string | null }>;
+  let rows: RecallRow[];
   if (query && params.queryEmbedding) {
     mode = "semantic";
-    const vector = sql`${`{${params.queryEmbedding.join(",")}}`}::real[]`;
-    const score = sql<number>`(select coalesce(sum(a * b), 0) from unnest(${memories.embedding}, ${vector}) as v(a, b))`;
-    rows = await tx
-      .select(recallColumns)
-      .from(memories)
-      .where(
-        and(
-          ...live,
-          sql`${memories.embedding} is not null`,
-          params.embeddingModel ? eq(memories.embeddingModel, params.embeddingModel) : undefined,
-        ),
-      )
-      .orderBy(desc(score), desc(memories.createdAt))
-      .limit(params.limit);
+    const byWords = await rankedByWords(tx, params, query, FUSION_DEPTH);
+    const byMeaning = await rankedByMeaning(
+      tx,
+      live,
+      { ...params, queryEmbedding: params.queryEmbedding },
+      byWords,
+    );
+    rows = await rowsInOrder(
+      tx,
+      live,
+      [...new Set([...byMeaning, ...byWords])],
+      (found) => fuseRankings([byMeaning, byWords], new Map(found.map((r) => [r.id, r.createdAt]))),
+      params.limit,
+    );
   } else if (query) {
     mode = "fulltext";
-    rows = await recallByWords(tx, live, params.organizationId, query, params.limit);
+    const ranked = await rankedByWords(tx, params, query, params.limit);
+    rows = await rowsInOrder(tx, live, ranked, () => ranked, params.limit);
   } else {
     mode = "recency";
     rows = await tx

@@ -74,7 +74,10 @@ export const memories = pgTable(
       columns: [t.organizationId, t.authorId],
       foreignColumns: [members.organizationId, members.userId],
     }),
-    index("memories_recent").on(t.organizationId, t.createdAt.desc()),
+    // Newest first as `ORDER BY created_at DESC` asks (nulls first, PostgreSQL's default for
+    // DESC): an index sorted DESC NULLS LAST cannot serve that order, and recall then sorted
+    // every live memory of the organisation (decision 021).
+    index("memories_newest").on(t.organizationId, t.createdAt.desc().nullsFirst()),
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
     index("memories_expiry").on(t.expiresAt),
     // Renamed with the column's new analysis: drizzle-kit re-creates the column (dropping its

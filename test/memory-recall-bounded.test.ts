@@ -1,0 +1,148 @@
+import { connectDatabase, recallMemories, VECTOR_CANDIDATES, withTenant } from "@north/db";
+import type { Embedder } from "@north/mcp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { createWorkspace } from "./support/fixtures.ts";
+import { createTestApp, type TestApp } from "./support/mcp.ts";
+import { recall, remember } from "./support/memory-tools.ts";
+
+/**
+ * Issue 13's hybrid and bounded recall (decision 021): full-text and vector candidates fused,
+ * each list bounded, and the full-text search able to use its indexes under row-level security.
+ */
+
+/**
+ * A deterministic embedder that knows synonyms across languages: each concept is one dimension,
+ * every other word adds a little to a shared "other" dimension. "termination" and "licenciement"
+ * point the same way although they share no letters, which the full-text search cannot see.
+ */
+const CONCEPTS: string[][] = [
+  ["termination", "dismissal", "licenciement", "fired"],
+  ["lease", "bail", "tenancy"],
+  ["deadline", "délai", "échéance"],
+];
+function createConceptEmbedder(): Embedder {
+  return {
+    async embed(texts) {
+      return texts.map((text) => {
+        const vector = new Array<number>(CONCEPTS.length + 1).fill(0);
+        for (const word of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
+          const concept = CONCEPTS.findIndex((words) => words.includes(word));
+          if (concept >= 0) vector[concept] = (vector[concept] ?? 0) + 1;
+          else vector[CONCEPTS.length] = (vector[CONCEPTS.length] ?? 0) + 0.05;
+        }
+        return vector;
+      });
+    },
+  };
+}
+
+let db: TestDatabase;
+let withEmbedder: TestApp;
+let withoutEmbedder: TestApp;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  withEmbedder = createTestApp({ db, embedder: createConceptEmbedder() });
+  withoutEmbedder = createTestApp({ db });
+});
+afterAll(async () => {
+  await Promise.all([withEmbedder.close(), withoutEmbedder.close()]);
+  await db.drop();
+});
+
+const fact = (body: string) => ({ kind: "fact", origin: "stated", body }) as const;
+const memoryIds = (result: Awaited<ReturnType<typeof recall>>) =>
+  (result.structured?.memories as { memory_id: string }[] | undefined)?.map((m) => m.memory_id);
+
+describe("hybrid recall", () => {
+  it("fuses what the words find with what the meaning finds, and says semantic", async () => {
+    const { member } = await createWorkspace(db.owner.db);
+    // Stored while no embedder ran: only the words can find it.
+    const template = await remember(
+      await withoutEmbedder.connect(member),
+      fact("Termination letter template is in the precedent bank."),
+    );
+    const client = await withEmbedder.connect(member);
+    // Shares no word with the query: only the meaning can find it.
+    const notified = await remember(client, fact("Le licenciement de M. Martin est notifié."));
+    const lease = await remember(client, fact("Lease renewal for the Lyon office."));
+
+    const result = await recall(client, { query: "termination" });
+    expect(result.structured?.mode).toBe("semantic");
+    const ids = memoryIds(result) ?? [];
+    // Each is first of its own list, so they tie; the lease is only second of the vector list.
+    expect(ids.slice(0, 2).sort()).toEqual(
+      [template.structured?.memory_id, notified.structured?.memory_id].sort(),
+    );
+    expect(ids.indexOf(lease.structured?.memory_id as string)).toBe(2);
+  });
+
+  it(`compares only the newest ${VECTOR_CANDIDATES} vectors, plus whatever shares a word`, async () => {
+    const { member } = await createWorkspace(db.owner.db);
+    const client = await withEmbedder.connect(member);
+    const byWord = await remember(client, fact("Termination clause checked for Acme."));
+    const byMeaning = await remember(client, fact("Le licenciement de Mme Petit est notifié."));
+    for (let i = 0; i < VECTOR_CANDIDATES; i++) {
+      await remember(client, fact(`Office note ${i} about the Lyon premises.`));
+    }
+    const ids = memoryIds(await recall(client, { query: "termination", limit: 20 })) ?? [];
+    // Older than the newest vectors, found through its word; the synonym alone is past the cap.
+    expect(ids).toContain(byWord.structured?.memory_id);
+    expect(ids).not.toContain(byMeaning.structured?.memory_id);
+  });
+});
+
+describe("full-text recall under row-level security", () => {
+  /**
+   * Index use, read from PostgreSQL's own counters: a rare word must be looked up in the GIN
+   * index, and newest-first must walk `memories_newest`, on the app role as the tools run it.
+   * Before decision 021, RLS kept the app role off the GIN index (the text match is not
+   * leakproof) and the DESC NULLS LAST index could not serve `ORDER BY created_at DESC`, so both
+   * scanned the organisation's every memory.
+   */
+  it("finds a rare word through the GIN index and the newest through memories_newest", async () => {
+    const { member } = await createWorkspace(db.owner.db);
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at, created_at)
+      select ${member.organizationId}, ${member.userId}, 'fact', 'stated',
+             'Routine note ' || g || ' about matter ' || (g % 100) || (case when g = 7 then ' zygomorphic' else '' end),
+             'seed', now() + interval '90 days', now() - make_interval(secs => g)
+      from generate_series(1, 20000) g`;
+    // As autovacuum leaves it: the GIN index's pending list merged, the statistics fresh.
+    await db.owner.client`vacuum analyze memories`;
+    const scans = async () => {
+      await db.owner.client`select pg_stat_clear_snapshot()`;
+      const rows = await db.owner.client<{ name: string; scans: string }[]>`
+        select indexrelname as name, idx_scan as scans from pg_stat_user_indexes
+        where indexrelname in ('memories_search_stemmed', 'memories_newest')`;
+      return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
+    };
+    // One connection, so the statistics flushed are the recall's own.
+    const app = connectDatabase(db.appUrl, { max: 1 });
+    try {
+      const recallAs = async (query?: string) => {
+        const found = await withTenant(app.db, member, (tx) =>
+          recallMemories(tx, { organizationId: member.organizationId, query, limit: 5 }),
+        );
+        await app.client`select pg_stat_force_next_flush()`;
+        return found;
+      };
+      const before = await scans();
+      const rare = await recallAs("zygomorphic");
+      expect(rare.memories.map((m) => m.body)).toEqual([
+        "Routine note 7 about matter 7 zygomorphic",
+      ]);
+      const afterRare = await scans();
+      expect(afterRare.memories_search_stemmed).toBeGreaterThan(
+        before.memories_search_stemmed ?? 0,
+      );
+      const newest = await recallAs();
+      expect(newest.mode).toBe("recency");
+      expect(newest.memories[0]?.body).toBe("Routine note 1 about matter 1");
+      expect((await scans()).memories_newest).toBeGreaterThan(afterRare.memories_newest ?? 0);
+    } finally {
+      await app.close();
+    }
+  });
+});
