@@ -3,7 +3,7 @@
  * not share the server's event loop. N official SDK clients call one tool over loopback HTTP for
  * a fixed time and print one JSON line: calls, errors, and per-call latencies summarised.
  *
- * argv: <url> <workload: save|read|recall|attack> <seconds> <token>...
+ * argv: <url> <workload: save|read|recall|recall-scale|attack> <seconds> <token>...
  *
  * A token argument may name several tokens, comma-separated (`a,b`): that client then holds one
  * SDK client per token and alternates between them call by call, and the JSON line adds the
@@ -45,26 +45,43 @@ const attackQuery = (n: number) =>
     .slice(0, 1000)
     .replace(/ o?r?$/, "");
 
+/** The scale workload's query: a common, a middling and a unique word in turn (bench-scale.ts). */
+const SCALE_SIZE = Number(process.env.BENCH_SCALE_SIZE ?? 1);
+const scaleQuery = (index: number, n: number) => {
+  const x = index * 7919 + n * 104729;
+  const kind = (index + n) % 3;
+  return kind === 0
+    ? `term${x % 50}`
+    : kind === 1
+      ? `matter${x % 1000}`
+      : `ref${1 + (x % SCALE_SIZE)}`;
+};
+
 const call = (client: Client, index: number, n: number) =>
   workload === "attack"
     ? client.callTool({
         name: "north__memory_recall",
         arguments: { query: attackQuery(index + n), limit: 20 },
       })
-    : workload === "recall"
+    : workload === "recall-scale"
       ? client.callTool({
           name: "north__memory_recall",
-          arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
+          arguments: { query: scaleQuery(index, n), limit: 5 },
         })
-      : workload === "save"
+      : workload === "recall"
         ? client.callTool({
-            name: "north__working_profile_answer",
-            arguments: {
-              question: `Bench question ${index}-${n}-${process.pid}?`,
-              answer: "A benchmark answer.",
-            },
+            name: "north__memory_recall",
+            arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
           })
-        : client.callTool({ name: "north__working_profile", arguments: {} });
+        : workload === "save"
+          ? client.callTool({
+              name: "north__working_profile_answer",
+              arguments: {
+                question: `Bench question ${index}-${n}-${process.pid}?`,
+                answer: "A benchmark answer.",
+              },
+            })
+          : client.callTool({ name: "north__working_profile", arguments: {} });
 
 // Warm-up: one call per SDK client, not measured.
 await Promise.all(groups.flatMap((g, i) => g.map((c) => call(c, i, -1))));

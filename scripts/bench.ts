@@ -13,7 +13,8 @@
  * and with an OAuth access token, against a server on the product's auth path.
  *
  * Env: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 8), DATABASE_URL (else embedded),
- * BENCH_ONLY (a comma-separated subset of dos, save, read, recall, oauth).
+ * BENCH_ONLY (a comma-separated subset of dos, save, read, recall, scale, oauth), BENCH_SCALE_SIZES
+ * (default 10000,100000,1000000).
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -38,6 +39,7 @@ import {
 } from "@north/mcp-server";
 import postgres from "postgres";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
+import { benchRecallScale } from "./bench-scale.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
@@ -155,7 +157,24 @@ try {
     });
     apiTokens.push(created.token);
   }
-  await owner.close();
+  // The scale workload's own organisation (scripts/bench-scale.ts), signed in with API tokens.
+  const scaleOrg = await createOrganization(owner.db, { name: "Bench scale" });
+  const scaleLawyers = [];
+  const scaleTokens: string[] = [];
+  for (let i = 0; i < CLIENTS; i++) {
+    const m = await addMember(owner.db, {
+      organizationId: scaleOrg.id,
+      email: `scale${i}@example.test`,
+    });
+    scaleLawyers.push(m);
+    const created = await createApiToken(owner.db, {
+      organizationId: m.organizationId,
+      userId: m.userId,
+      scopes: ["memory:read"],
+      expiresAt: null,
+    });
+    scaleTokens.push(created.token);
+  }
 
   // The same pool settings as `north serve`: ten connections, a 5 s statement timeout.
   const app = connectDatabase(appUrl.toString(), {
@@ -252,7 +271,7 @@ COMMIT;
 `,
     recall: `${tenant("recall")}
 \\set w random(0, 49)
-SELECT id, kind, origin, body, subject_type, subject_id, author_id, created_at, expires_at FROM (SELECT id, kind, origin, body, subject_type, subject_id, author_id, created_at, expires_at, search FROM memories WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND forgotten_at IS NULL AND purged_at IS NULL AND expires_at > now() AND search @@ (SELECT public.north_search_query((SELECT o.language FROM organizations o WHERE o.id = nullif(current_setting('north.organization_id', true), '')::uuid), 'term' || :w, true)) ORDER BY created_at DESC LIMIT 200) c ORDER BY ts_rank(search, (SELECT public.north_search_query((SELECT o.language FROM organizations o WHERE o.id = nullif(current_setting('north.organization_id', true), '')::uuid), 'term' || :w, true))) DESC, created_at DESC LIMIT 5;
+SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at FROM memories m JOIN public.memory_fulltext_candidates('term' || :w, NULL, NULL, 5, 200) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND m.expires_at > now() ORDER BY c.n;
 ${audit("north__memory_recall", "read", false)}
 COMMIT;
 `,
@@ -263,11 +282,12 @@ COMMIT;
 `,
   };
 
-  const pgbench = async (workload: Workload): Promise<Figures> => {
-    const script = path.join(scratch, `${workload}.sql`);
-    const logDir = path.join(scratch, `log-${workload}`);
+  const pgbench = (workload: Workload) => pgbenchScript(workload, scripts[workload]);
+  async function pgbenchScript(name: string, sql: string): Promise<Figures> {
+    const script = path.join(scratch, `${name}.sql`);
+    const logDir = path.join(scratch, `log-${name}`);
     await run("mkdir", ["-p", logDir]);
-    await writeFile(script, scripts[workload]);
+    await writeFile(script, sql);
     const out = await run("pgbench", [
       "-n",
       "-M",
@@ -296,7 +316,7 @@ COMMIT;
     latencies.sort((a, b) => a - b);
     const pick = (q: number) => latencies[Math.floor(q * (latencies.length - 1))] ?? 0;
     return { callsPerSecond: tps, p50: pick(0.5), p99: pick(0.99) };
-  };
+  }
 
   /**
    * Another organization's profile reads, alone and then while 12 attackers send the longest
@@ -352,6 +372,46 @@ COMMIT;
     for (const row of rows) console.log(row);
   }
 
+  if (only?.includes("scale") || !only) {
+    const sizes = (process.env.BENCH_SCALE_SIZES ?? "10000,100000,1000000").split(",").map(Number);
+    const scaled = await benchRecallScale({
+      owner: owner.client,
+      db: app.db,
+      auditKey: AUDIT_KEY,
+      organizationId: scaleOrg.id,
+      authorId: scaleLawyers[0]?.userId ?? "",
+      apiTokens: scaleTokens,
+      sizes,
+      clients: async (url, tokens, env) => {
+        const f = figures(await clientsAt(url, "recall-scale", tokens, SECONDS, env));
+        if (f.errors > 0) throw new Error(`${f.errors} recall-scale calls failed`);
+        return f;
+      },
+      pgbench: pgbenchScript,
+      tenantPrelude: `BEGIN;
+SELECT set_config('north.organization_id', '${scaleOrg.id}', true), set_config('north.user_id', '${scaleLawyers[0]?.userId}', true);`,
+      auditInsert: audit("north__memory_recall", "read", false),
+    });
+    console.log(
+      `\nFull-text recall as one organisation grows (common, middling and unique words in turn), ${CLIENTS} clients, ${SECONDS} s each: North with API tokens vs the same SQL through pgbench\n`,
+    );
+    console.log(
+      "| memories | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|");
+    for (const r of scaled) {
+      console.log(
+        `| ${r.size.toLocaleString("en")} | ${r.north.callsPerSecond.toFixed(0)} | ${r.north.p50.toFixed(2)} | ${r.north.p99.toFixed(2)} | ${r.pgbench.callsPerSecond.toFixed(0)} | ${r.pgbench.p50.toFixed(2)} | ${r.pgbench.p99.toFixed(2)} | **${(r.north.callsPerSecond / r.pgbench.callsPerSecond).toFixed(2)}×** |`,
+      );
+    }
+    const largest = scaled.at(-1);
+    if (largest) {
+      console.log(
+        `\nAt ${largest.size.toLocaleString("en")} memories: p50 ${largest.north.p50.toFixed(1)} ms (target ≤ 20), p99 ${largest.north.p99.toFixed(1)} ms (target ≤ 100): ${largest.north.p50 <= 20 && largest.north.p99 <= 100 ? "PASS" : "FAIL"}.`,
+      );
+    }
+  }
+
   if (only?.includes("oauth") || !only) {
     const o = await benchOAuth({
       db: app.db,
@@ -381,6 +441,7 @@ COMMIT;
 
   await server.close();
   await app.close();
+  await owner.close();
 } finally {
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();

@@ -566,9 +566,11 @@ END`,
 export const FULLTEXT_CANDIDATES_FUNCTION = "memory_fulltext_candidates";
 
 /**
- * Full-text recall's candidates (decision 021): of the transaction tenant's live memories that
- * match `p_query` (every word, or any, in the organisation's language: decision 018), the newest
- * `p_candidates`, best `ts_rank` first with their rank.
+ * Full-text recall's ranked list (decisions 018 and 021), in one call: of the transaction
+ * tenant's live memories (of one subject, if given), the newest `p_candidates` matching every
+ * word of `p_query` (stemmed in the organisation's language, accents folded), best `ts_rank`
+ * first; when fewer than `p_depth` have every word, the places left go to the newest
+ * `p_candidates` having some of the words, ranked after them. Rows come in that order.
  *
  * Why a definer function: under row-level security PostgreSQL may use an index for a condition
  * only if its operator is leakproof, and the text-search match (`@@`) is not, so the app role
@@ -582,39 +584,64 @@ export const FULLTEXT_CANDIDATES_FUNCTION = "memory_fulltext_candidates";
 const fulltextCandidates = definerFunction({
   name: FULLTEXT_CANDIDATES_FUNCTION,
   params:
-    "p_query text, p_match_all boolean, p_subject_fingerprint text, p_subject_type text, p_exclude uuid[], p_candidates integer",
+    "p_query text, p_subject_fingerprint text, p_subject_type text, p_depth integer, p_candidates integer",
   returns: "TABLE (id uuid, rank real)",
   volatility: "STABLE",
   body: `DECLARE
   v_organization_id uuid := nullif(current_setting('north.organization_id', true), '')::uuid;
-  v_query tsquery;
+  v_language text;
+  v_every tsquery;
+  v_some tsquery;
 BEGIN
   IF v_organization_id IS NULL THEN
     RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
   END IF;
-  SELECT public.north_search_query(o.language, p_query, p_match_all) INTO v_query
-  FROM public.organizations o WHERE o.id = v_organization_id;
-  IF v_query IS NULL THEN
+  SELECT o.language INTO v_language FROM public.organizations o WHERE o.id = v_organization_id;
+  v_every := public.north_search_query(v_language, p_query, true);
+  IF v_every IS NULL THEN
     RETURN;
   END IF;
+  v_some := public.north_search_query(v_language, p_query, false);
+  IF v_some::text = v_every::text THEN
+    v_some := NULL; -- one word: "some of the words" would find the same memories again
+  END IF;
   RETURN QUERY EXECUTE $q$
-    SELECT c.id, pg_catalog.ts_rank(c.search, $1) AS rank
-    FROM (
+    WITH live AS NOT MATERIALIZED (
       SELECT m.id, m.search, m.created_at
       FROM public.memories m
-      WHERE m.organization_id = $2
+      WHERE m.organization_id = $3
         AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL
         AND m.expires_at > pg_catalog.now()
-        AND m.search @@ $1
-        AND ($3::text IS NULL OR m.subject_fingerprint = $3)
-        AND ($4::text IS NULL OR m.subject_type = $4)
-        AND NOT (m.id = ANY ($5))
-      ORDER BY m.created_at DESC
+        AND ($4::text IS NULL OR m.subject_fingerprint = $4)
+        AND ($5::text IS NULL OR m.subject_type = $5)
+    ),
+    every_word AS (
+      SELECT c.id, pg_catalog.ts_rank(c.search, $1) AS rank, c.created_at
+      FROM (SELECT * FROM live WHERE live.search @@ $1 ORDER BY live.created_at DESC LIMIT $7) c
+      ORDER BY rank DESC, c.created_at DESC
       LIMIT $6
-    ) c
-    ORDER BY rank DESC, c.created_at DESC$q$
-  USING v_query, v_organization_id, p_subject_fingerprint, p_subject_type,
-        coalesce(p_exclude, '{}'::uuid[]), least(greatest(p_candidates, 1), 1000);
+    ),
+    some_words AS (
+      SELECT c.id, pg_catalog.ts_rank(c.search, $2) AS rank, c.created_at
+      FROM (
+        SELECT * FROM live
+        WHERE $2 IS NOT NULL AND live.search @@ $2
+          AND live.id NOT IN (SELECT e.id FROM every_word e)
+        ORDER BY live.created_at DESC LIMIT $7
+      ) c
+      WHERE (SELECT pg_catalog.count(*) FROM every_word) < $6
+      ORDER BY rank DESC, c.created_at DESC
+      LIMIT $6
+    )
+    SELECT r.id, r.rank FROM (
+      SELECT e.id, e.rank, e.created_at, 1 AS tier FROM every_word e
+      UNION ALL
+      SELECT s.id, s.rank, s.created_at, 2 AS tier FROM some_words s
+    ) r
+    ORDER BY r.tier, r.rank DESC, r.created_at DESC
+    LIMIT $6$q$
+  USING v_every, v_some, v_organization_id, p_subject_fingerprint, p_subject_type,
+        least(greatest(p_depth, 1), 100), least(greatest(p_candidates, 1), 1000);
 END`,
 });
 

@@ -295,37 +295,28 @@ const recallColumns = {
 type RecallRow = Omit<RecalledMemory, "body"> & { body: string | null };
 
 /**
- * The newest FULLTEXT_CANDIDATES live memories matching the query (every word, or any), best
- * first, through `memory_fulltext_candidates` (decision 021: the GIN index is out of the app
- * role's reach under RLS, so the search runs as the owner, confined to this transaction's tenant).
+ * Full-text recall's ranked list (decision 018), through `memory_fulltext_candidates` (decision
+ * 021: the GIN index is out of the app role's reach under RLS, so the search runs as the owner,
+ * confined to this transaction's tenant): the memories that have every word of the query,
+ * best first, then — when they are fewer than `depth` — those that have some of the words. As a
+ * subquery of (cid, n): the memory's id and its place in the list.
  */
-async function fulltextCandidates(
-  tx: Tx,
-  params: RecallParams,
-  query: string,
-  matchAll: boolean,
-  exclude: string[],
-  depth: number,
-): Promise<string[]> {
-  const rows = await tx.execute<{ id: string }>(sql`
-    select c.id from public.memory_fulltext_candidates(
-      ${query}, ${matchAll}, ${params.subjectFingerprint ?? null}::text,
-      ${params.subjectFingerprint ? (params.subjectType ?? null) : null}::text,
-      ${`{${exclude.join(",")}}`}::uuid[], ${FULLTEXT_CANDIDATES}::integer
-    ) c limit ${depth}`);
-  return rows.map((r) => r.id);
-}
+const rankedByWords = (params: RecallParams, query: string, depth: number) => sql`
+  (select c.cid, c.n from public.memory_fulltext_candidates(
+    ${query}, ${params.subjectFingerprint ?? null}::text,
+    ${params.subjectFingerprint ? (params.subjectType ?? null) : null}::text,
+    ${depth}::integer, ${FULLTEXT_CANDIDATES}::integer
+  ) with ordinality as c(cid, rank, n))`;
 
-/**
- * Full-text recall (decision 018): the memories that have every word of the query (stemmed in
- * the organisation's language, accents folded), best first; when they are fewer than `depth`,
- * the places left go to memories that have some of the words, ranked after them.
- */
-async function rankedByWords(tx: Tx, params: RecallParams, query: string, depth: number) {
-  const all = await fulltextCandidates(tx, params, query, true, [], depth);
-  if (all.length >= depth) return all;
-  const some = await fulltextCandidates(tx, params, query, false, all, depth - all.length);
-  return [...all, ...some];
+/** The live rows of full-text recall's list, in its order, in one statement. */
+async function recallByWords(tx: Tx, live: SQL[], params: RecallParams, query: string) {
+  const ranked = rankedByWords(params, query, params.limit);
+  return tx
+    .select(recallColumns)
+    .from(memories)
+    .innerJoin(sql`${ranked} as ranked`, sql`ranked.cid = ${memories.id}`)
+    .where(and(...live))
+    .orderBy(sql`ranked.n`);
 }
 
 /**
@@ -431,7 +422,11 @@ export async function recallMemories(
   let rows: RecallRow[];
   if (query && params.queryEmbedding) {
     mode = "semantic";
-    const byWords = await rankedByWords(tx, params, query, FUSION_DEPTH);
+    const byWords = (
+      await tx.execute<{ cid: string }>(
+        sql`select cid from ${rankedByWords(params, query, FUSION_DEPTH)} w`,
+      )
+    ).map((r) => r.cid);
     const byMeaning = await rankedByMeaning(
       tx,
       live,
@@ -447,8 +442,7 @@ export async function recallMemories(
     );
   } else if (query) {
     mode = "fulltext";
-    const ranked = await rankedByWords(tx, params, query, params.limit);
-    rows = await rowsInOrder(tx, live, ranked, () => ranked, params.limit);
+    rows = await recallByWords(tx, live, params, query);
   } else {
     mode = "recency";
     rows = await tx

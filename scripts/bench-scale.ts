@@ -1,0 +1,110 @@
+/**
+ * The `scale` workload of `bun run bench` (BENCH_ONLY=scale): full-text recall in one
+ * organisation as it grows to 10,000, 100,000 and 1,000,000 live memories (BENCH_SCALE_SIZES),
+ * North beside pgbench running the same SQL at each size, so the flat cost of decision 021 shows
+ * as figures rather than a claim.
+ *
+ * North runs its product path: API tokens resolved by `createAuthResolver`, the real app, the
+ * tenant gate, the recall tool (fenced block, audit row). Queries rotate through three
+ * selectivities, so neither of the planner's two paths is favoured: a common word (`termN`, in 4%
+ * of memories), a middling one (`matterN`, 0.1%) and a unique one (`refN`, one memory).
+ */
+import type { Database } from "@north/db";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createLogger,
+  createRateLimiter,
+  startHttpServer,
+} from "@north/mcp-server";
+import type { Sql } from "postgres";
+
+export interface ScaleFigures {
+  callsPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+export interface ScaleBenchOptions {
+  /** Owner connection: seeds memories, vacuums. */
+  owner: Sql;
+  /** The app pool (app login role), as `north serve` configures it. */
+  db: Database;
+  auditKey: string;
+  organizationId: string;
+  authorId: string;
+  /** One API token per client, members of `organizationId`. */
+  apiTokens: string[];
+  sizes: number[];
+  /** Runs the `recall-scale` workload's clients against `url` for the bench's duration. */
+  clients(url: string, tokens: string[], env: Record<string, string>): Promise<ScaleFigures>;
+  /** Runs a pgbench script with the bench's clients and duration. */
+  pgbench(name: string, script: string): Promise<ScaleFigures>;
+  /** BEGIN and the tenant's `set_config`, as the pgbench scripts open a transaction. */
+  tenantPrelude: string;
+  /** The audit insert a recall writes, as SQL. */
+  auditInsert: string;
+}
+
+/** The body of memory number `g` (SQL expression over `g`). */
+const BODY = `'Memory note ' || g || ' about term' || (g % 50) || ' and term' || ((g * 7) % 50) || ' for matter' || (g % 1000) || ', reference ref' || g`;
+
+export async function benchRecallScale(
+  options: ScaleBenchOptions,
+): Promise<Array<{ size: number; north: ScaleFigures; pgbench: ScaleFigures }>> {
+  const app = buildMcpApp({
+    db: options.db,
+    resolvePrincipal: createAuthResolver(options.db),
+    limiter: createRateLimiter({ writesPerMinute: 1e9, readsPerMinute: 1e9 }),
+    logger: createLogger({ level: "warn" }),
+    auditKey: options.auditKey,
+  });
+  const server = await startHttpServer(app.fetch, { port: 0, hostname: "127.0.0.1" });
+  const url = `http://127.0.0.1:${server.port}/mcp`;
+  const results: Array<{ size: number; north: ScaleFigures; pgbench: ScaleFigures }> = [];
+  let seeded = 0;
+  try {
+    for (const size of [...options.sizes].sort((a, b) => a - b)) {
+      // Memory g is g seconds newer than memory g - 1, so the newest are the highest numbers.
+      const started = performance.now();
+      await options.owner.unsafe(
+        `insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at, created_at)
+         select $1, $2, 'fact', 'stated', ${BODY}, 'bench', now() + interval '90 days',
+                now() - interval '60 days' + make_interval(secs => g)
+         from generate_series($3::integer, $4::integer) g`,
+        [options.organizationId, options.authorId, seeded + 1, size],
+      );
+      seeded = size;
+      // As autovacuum leaves a table: the GIN pending list merged, statistics fresh.
+      await options.owner.unsafe("vacuum analyze memories");
+      console.error(
+        `scale: ${size} memories seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      );
+      const north = await options.clients(url, options.apiTokens, {
+        BENCH_SCALE_SIZE: String(size),
+      });
+      const raw = await options.pgbench(`scale-${size}`, pgbenchScript(options, size));
+      results.push({ size, north, pgbench: raw });
+    }
+  } finally {
+    await server.close();
+  }
+  return results;
+}
+
+/**
+ * The SQL one recall runs, for pgbench: the ranked search joined to the rows it names (one
+ * statement, as North sends it), then the audit insert.
+ */
+function pgbenchScript(options: ScaleBenchOptions, size: number): string {
+  const tenant = "nullif(current_setting('north.organization_id', true), '')::uuid";
+  return `\\set k random(0, 2)
+\\set w random(0, 49)
+\\set m random(0, 999)
+\\set r random(1, ${size})
+${options.tenantPrelude}
+SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at FROM memories m JOIN public.memory_fulltext_candidates((array['term' || :w, 'matter' || :m, 'ref' || :r])[:k + 1], NULL, NULL, 5, 200) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = ${tenant} AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND m.expires_at > now() ORDER BY c.n;
+${options.auditInsert}
+COMMIT;
+`;
+}
