@@ -7,7 +7,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { createApiToken, freePort } from "@north/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
-import { type EmbeddingsServer, startEmbeddingsServer } from "./support/embeddings-server.ts";
+import {
+  type EmbeddingsAnswer,
+  type EmbeddingsServer,
+  startEmbeddingsServer,
+} from "./support/embeddings-server.ts";
 import { createWorkspace } from "./support/fixtures.ts";
 import { recall, remember } from "./support/memory-tools.ts";
 import { CLI, type Spawned, spawnProcess } from "./support/processes.ts";
@@ -211,4 +215,77 @@ describe("north serve with an embeddings provider", () => {
     expect(logs).not.toContain(KEY);
     expect(logs).not.toContain("Hearings in Lyon");
   });
+});
+
+/**
+ * SPEC §5 and issue 13's must-show, one failure at a time: the provider fails in one way, a
+ * remember still stores its memory (without a vector), recall falls back to full text and names
+ * the class, `/readyz` reports it; the provider recovers, and the backfill embeds the memory
+ * written during the outage, `/readyz` is ok again.
+ */
+describe("each failure class of the provider", () => {
+  const cases: Array<{ name: string; answer: EmbeddingsAnswer; class: string }> = [
+    { name: "HTTP 400", answer: { kind: "status", status: 400 }, class: "rejected" },
+    { name: "HTTP 403", answer: { kind: "status", status: 403 }, class: "credential_refused" },
+    {
+      name: "HTTP 429 with Retry-After",
+      answer: { kind: "status", status: 429, headers: { "Retry-After": "1" } },
+      class: "rate_limited",
+    },
+    { name: "HTTP 500", answer: { kind: "status", status: 500 }, class: "unreachable" },
+    { name: "a dropped connection", answer: { kind: "drop" }, class: "unreachable" },
+    { name: "a stall past the timeout", answer: { kind: "stall" }, class: "timeout" },
+    { name: "a body that is not JSON", answer: { kind: "raw", body: "<html>" }, class: "rejected" },
+    {
+      name: "a vector holding NaN",
+      answer: { kind: "raw", body: '{"data":[{"index":0,"embedding":[NaN,1]}]}' },
+      class: "rejected",
+    },
+    {
+      name: "vectors of other dimensions",
+      answer: { kind: "ok", dimensions: 7 },
+      class: "rejected",
+    },
+  ];
+
+  it.each(cases)(
+    "$name → $class: the write lands, recall degrades, the backfill catches up",
+    async (c) => {
+      embeddings.always({ kind: "ok" });
+      expect((await recallUntilSemantic()).structured.mode).toBe("semantic");
+      embeddings.always(c.answer);
+      const tag = `outage${randomBytes(4).toString("hex")}`;
+    const body = `During the ${c.name} (${tag}) the Lyon archive moved`;
+      const during = await remember(client, { kind: "fact", body, origin: "stated" });
+      expect(during.isError).toBe(false);
+      expect(during.structured).toMatchObject({ outcome: "created" });
+      const id = String((during.structured as { memory_id: string }).memory_id);
+      const [stored] = await db.owner.client`select embedding_model from memories where id = ${id}`;
+      expect(stored).toEqual({ embedding_model: null });
+
+      const fallback = await recall(client, { query: tag });
+      expect(fallback.isError).toBe(false);
+      expect(fallback.structured).toMatchObject({ mode: "fulltext", degraded: c.class });
+      expect(fallback.structured.memories.map((m) => m.memory_id)).toContain(id);
+      expect(await readiness()).toEqual({
+        code: 200,
+        body: expect.objectContaining({
+          status: "degraded",
+          embedder: { state: "degraded", class: c.class },
+        }),
+      });
+
+      embeddings.always({ kind: "ok" });
+      expect((await recallUntilSemantic()).structured.mode).toBe("semantic");
+      const deadline = Date.now() + 15_000;
+      let model: string | null | undefined;
+      while (!model && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        [{ model } = { model: null }] = await db.owner.client<{ model: string | null }[]>`
+        select embedding_model as model from memories where id = ${id}`;
+      }
+      expect(model).toBe(`test-embed-1@${embeddings.dimensions}`);
+      expect((await readiness()).body).toMatchObject({ status: "ok", embedder: { state: "ok" } });
+    },
+  );
 });
