@@ -404,9 +404,10 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: memory("recall", "finds a French memory by a French word"),
     mutation: {
-      file: MEMORY_STORE,
-      find: "sql`(select public.north_search_query((select o.language from ${organizations} o where o.id = ${organizationId}), ${query}, ${allWords}))`",
-      replace: "sql`websearch_to_tsquery('simple'::regconfig, ${query})`",
+      file: DEFINERS,
+      find: "  v_every := public.north_search_query(v_language, p_query, true);\n  IF v_every IS NULL THEN\n    RETURN;\n  END IF;\n  v_some := public.north_search_query(v_language, p_query, false);",
+      replace:
+        "  v_every := pg_catalog.websearch_to_tsquery('simple'::regconfig, p_query);\n  IF v_every IS NULL THEN\n    RETURN;\n  END IF;\n  v_some := pg_catalog.websearch_to_tsquery('simple'::regconfig, replace(p_query, ' ', ' or '));",
       why: "full-text queries read word for word ('simple') against the stemmed, accent-folded index",
     },
   },
