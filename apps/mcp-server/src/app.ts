@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { createFingerprinter, type Database } from "@north/db";
+import { createFingerprinter, type Database, isDatabaseUnavailable } from "@north/db";
 import { sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -17,11 +17,14 @@ import { composeManifest, createMcpServer } from "./server.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
 import { transportGuard } from "./transport-guard.ts";
+import { unavailableResponse } from "./unavailable.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_TENANT_CONCURRENCY = { perOrganization: 3, maxWaitMs: 5_000 };
 /** Every route but /mcp: console forms, metadata, health. */
 export const MAX_FORM_BODY_BYTES = 64 * 1024;
+/** `/readyz` reports the database unreachable when `select 1` has not answered by then. */
+export const READY_CHECK_TIMEOUT_MS = 2_000;
 
 const tooLarge = (): never => {
   throw new HTTPException(413, { message: "Request body too large" });
@@ -127,6 +130,15 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
         ...Object.fromEntries(response.headers),
       });
     }
+    // The token could not be checked (or another step could not run) because PostgreSQL is
+    // unreachable: a retryable NORTH_UNAVAILABLE, not an internal error (decision 022).
+    if (isDatabaseUnavailable(error)) {
+      deps.logger.warn(
+        { requestId: c.get("requestId"), outcome: "unavailable", ...describeError(error) },
+        "request refused: the database is unavailable",
+      );
+      return unavailableResponse(c, deps.capabilities);
+    }
     deps.logger.error({ requestId: c.get("requestId"), ...describeError(error) }, "request failed");
     return c.json(
       { jsonrpc: "2.0", error: { code: -32603, message: "Internal error" }, id: null },
@@ -175,12 +187,17 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
 
   app.get("/readyz", async (c) => {
     const limiter = deps.limiter.status();
-    let database: "ok" | "unreachable" = "ok";
-    try {
-      await deps.db.execute(sql`select 1`);
-    } catch {
-      database = "unreachable";
-    }
+    // Bounded: while PostgreSQL is unreachable the probe answers within READY_CHECK_TIMEOUT_MS.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const database = await Promise.race([
+      deps.db.execute(sql`select 1`).then(
+        () => "ok" as const,
+        () => "unreachable" as const,
+      ),
+      new Promise<"unreachable">((resolve) => {
+        timer = setTimeout(() => resolve("unreachable"), READY_CHECK_TIMEOUT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
     // A failing embedder degrades recall to full text; it never makes North unavailable.
     const embedder = deps.embedder?.status?.();
     const status =

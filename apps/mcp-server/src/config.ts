@@ -70,6 +70,12 @@ export const configSchema = z.object({
     "statement timeout of every app-role statement, so one caller cannot hold the pool",
   ),
   NORTH_DB_POOL_MAX: positiveInt(10).describe("connections in the app-role pool of one replica"),
+  NORTH_DB_CONNECT_TIMEOUT_MS: positiveInt(5000).describe(
+    "a new database connection not made by then fails; while PostgreSQL is unreachable a call answers NORTH_UNAVAILABLE within it",
+  ),
+  NORTH_DRAIN_TIMEOUT_MS: positiveInt(10_000).describe(
+    "on SIGTERM/SIGINT, how long calls in flight may run before the server closes; a second signal exits at once",
+  ),
   NORTH_TENANT_CONCURRENCY: positiveInt(3).describe(
     "tool transactions one organisation may run at once per replica; keep below the pool size",
   ),

@@ -82,9 +82,13 @@ export interface EmbedderStatus {
   dimensions?: number;
 }
 
-/** What the runner says when the limiter refuses a call; a tool only shapes it into its receipt. */
+/**
+ * What the runner says when it refuses a call before the tool could run: the limiter
+ * (`NORTH_RATE_LIMITED`) or an unreachable database (`NORTH_UNAVAILABLE`). Both ask the caller
+ * to wait `retry_after_s` and send the same call again; a tool only shapes it into its receipt.
+ */
 export interface RateLimitRefusal {
-  code: "NORTH_RATE_LIMITED";
+  code: "NORTH_RATE_LIMITED" | "NORTH_UNAVAILABLE";
   message: string;
   retry_after_s: number;
 }
@@ -104,8 +108,9 @@ export interface ToolDefinition<
   outputSchema: Output;
   annotations: ToolAnnotations;
   /**
-   * Builds the receipt for a call refused by the rate limiter, when the tool's output schema has
-   * one; otherwise the refusal is a text-only error.
+   * Builds the receipt for a call refused before it ran (rate limited, or the database
+   * unavailable), when the tool's output schema has one; otherwise the refusal is a text-only
+   * error.
    */
   rateLimitedReceipt?: (input: z.output<Input>, refusal: RateLimitRefusal) => z.output<Output>;
   /** The id or subject a call names, for the audit row of a call refused by the limiter. */

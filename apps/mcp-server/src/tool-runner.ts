@@ -3,6 +3,7 @@ import {
   type AuditOutcome,
   type Database,
   hasSqlState,
+  isDatabaseUnavailable,
   recordAudit,
   type Tenant,
   withTenant,
@@ -19,6 +20,7 @@ import type {
   ToolDefinition,
   ToolOutcome,
 } from "./tool-definition.ts";
+import { unavailableToolResult } from "./unavailable.ts";
 
 export interface RunContext {
   db: Database;
@@ -48,7 +50,8 @@ export class InternalToolError extends Error {
  * writes no row and is audited as `rate_limited`; otherwise the handler and its audit row share
  * one tenant transaction, so a call is either recorded with its effect or not at all. A handler
  * failure rolls back, is audited as `error` and logged once, and reaches the client as a bare
- * internal error.
+ * internal error. When the database cannot be reached, at any step, the call is refused with a
+ * retryable `NORTH_UNAVAILABLE` instead, logged once and not audited (there is nowhere to write).
  */
 export async function runTool(
   // biome-ignore lint/suspicious/noExplicitAny: any registered tool; input was parsed with its own schema.
@@ -57,6 +60,32 @@ export async function runTool(
   ctx: RunContext,
 ): Promise<CallToolResult> {
   const started = ctx.now();
+  try {
+    return await runAudited(tool, input, ctx, started);
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    ctx.logger.warn(
+      {
+        requestId: ctx.requestId,
+        tool: tool.name,
+        outcome: "unavailable",
+        organizationId: ctx.principal.organizationId,
+        latencyMs: Math.round(ctx.now() - started),
+        ...describeError(error),
+      },
+      "tool call refused: the database is unavailable",
+    );
+    return unavailableToolResult(tool, input);
+  }
+}
+
+async function runAudited(
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
+  tool: ToolDefinition<any, any>,
+  input: z.output<z.ZodObject>,
+  ctx: RunContext,
+  started: number,
+): Promise<CallToolResult> {
   const { principal, requestId } = ctx;
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
   const audit = (
@@ -130,6 +159,8 @@ export async function runTool(
     if (!gated.ok) return refuse(1);
     outcome = gated.value;
   } catch (error) {
+    // Rolled back, or never began; the audit of a failure would meet the same outage.
+    if (isDatabaseUnavailable(error)) throw error;
     const timedOut = hasSqlState(error, QUERY_CANCELED);
     ctx.logger.error(
       { requestId, tool: tool.name, ...describeError(error) },

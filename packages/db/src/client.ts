@@ -17,8 +17,16 @@ export interface ConnectOptions {
    * caller's expensive query cannot hold a pooled connection longer than this. Unset: none.
    */
   statementTimeoutMs?: number;
-  /** Seconds to wait for a new connection before failing (postgres.js `connect_timeout`). */
-  connectTimeoutS?: number;
+  /**
+   * Milliseconds to wait for a new connection before failing (postgres.js `connect_timeout`):
+   * with the statement timeout, the bound on how long a call can wait on an unreachable server.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Seconds `close()` lets queries in flight finish before it terminates the connections
+   * (postgres.js `end({ timeout })`); `close()` itself returns at most a second later.
+   */
+  closeTimeoutS?: number;
 }
 
 export interface DatabaseHandle {
@@ -28,12 +36,30 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/** Opens a pooled connection. NOTICE messages are dropped: they would only add noise to logs. */
+/**
+ * Longest pause, in seconds, before a connection that failed is tried again. postgres.js grows
+ * the pause to 20 s after a few failures; while PostgreSQL is down that turns "fail fast" into
+ * a queue, and once it is back the pool would stay away for as long. Half a second keeps both
+ * short while still spacing the attempts of a whole pool (jittered, doubling from 50 ms).
+ */
+const MAX_RECONNECT_PAUSE_S = 0.5;
+
+function reconnectPause(retries: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, MAX_RECONNECT_PAUSE_S);
+}
+
+/**
+ * Opens a pooled connection. NOTICE messages are dropped: they would only add noise to logs.
+ * The pool recovers from a PostgreSQL restart by itself: a closed connection is opened again by
+ * the next query that needs it (under Bun this needs patches/postgres@3.4.9.patch, decision 022).
+ */
 export function connectDatabase(url: string, options: ConnectOptions = {}): DatabaseHandle {
+  const closeTimeoutS = options.closeTimeoutS ?? 5;
   const client = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connect_timeout: options.connectTimeoutS ?? 10,
+    connect_timeout: (options.connectTimeoutMs ?? 10_000) / 1000,
+    backoff: reconnectPause,
     connection: {
       application_name: options.applicationName ?? "north",
       ...(options.statementTimeoutMs
@@ -47,6 +73,23 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   return {
     db: drizzle(client, { schema }),
     client,
-    close: () => client.end({ timeout: 5 }),
+    close: () => endWithin(client, closeTimeoutS),
   };
+}
+
+/**
+ * `end({ timeout })`, bounded once more: postgres.js waits for each connection's socket to
+ * report `close`, which a half-closed socket (CLOSE-WAIT after a server restart) may never do.
+ */
+async function endWithin(client: postgres.Sql, timeoutS: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, (timeoutS + 1) * 1000);
+    timer.unref?.();
+  });
+  try {
+    await Promise.race([client.end({ timeout: timeoutS }), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

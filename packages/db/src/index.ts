@@ -111,7 +111,7 @@ export {
   type UnsubjectedSummary,
 } from "./memory-console.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
-export { describeError, hasSqlState } from "./pg-errors.ts";
+export { describeError, hasSqlState, isDatabaseUnavailable } from "./pg-errors.ts";
 export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./provision.ts";
 export * as authorizationServerTables from "./schema/authorization-server.ts";
 export {

@@ -28,3 +28,47 @@ export function describeError(error: unknown, depth = 0): Record<string, unknown
     cause: cause !== undefined && depth < 3 ? describeError(cause, depth + 1) : undefined,
   };
 }
+
+/**
+ * Codes that mean "PostgreSQL could not be reached or went away", not "this statement failed":
+ * the socket's errors, postgres.js's own connection codes, SQLSTATE class 08 (connection
+ * exception), 57P01–57P03 (shutting down, crashed, still starting) and 53300 (no connection
+ * slot left). A call that fails with one of them rolled back (or, in the rare case where the
+ * connection dropped after COMMIT, committed without its answer arriving); North's writes are
+ * idempotent or version-checked, so sending the same call again is safe.
+ */
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+]);
+
+/**
+ * Whether an error (or any error in its `cause` chain) means the database is unavailable rather
+ * than that the statement was wrong: the caller gets a retryable refusal, not an internal error.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current && typeof current === "object" && !seen.has(current)) {
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -105,6 +105,7 @@ function appPoolOptions(config: NorthConfig) {
   return {
     max: config.NORTH_DB_POOL_MAX,
     statementTimeoutMs: config.NORTH_STATEMENT_TIMEOUT_MS,
+    connectTimeoutMs: config.NORTH_DB_CONNECT_TIMEOUT_MS,
     applicationName: "north",
   };
 }

@@ -1,0 +1,91 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Context } from "hono";
+import { CAPABILITIES } from "./capabilities/index.ts";
+import type { Capability, RateLimitRefusal, ToolDefinition } from "./tool-definition.ts";
+
+/**
+ * What a caller is told while PostgreSQL cannot be reached (decision 022): a retryable refusal
+ * with the code `NORTH_UNAVAILABLE`, never an internal error. The tool runner answers it for a
+ * call whose transaction met the outage; the HTTP layer for a request whose token could not be
+ * checked because of it.
+ */
+
+export const UNAVAILABLE_CODE = "NORTH_UNAVAILABLE";
+/** Seconds a caller should wait before sending the same call again. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1;
+export const UNAVAILABLE_MESSAGE =
+  "The database is unavailable, so the call could not be completed. Try again shortly with the same call; sending it again is safe.";
+
+/** JSON-RPC's implementation-defined server error range starts here; MCP reserves none of it. */
+const SERVER_ERROR = -32000;
+
+/**
+ * The refusal as a tool result, with the tool's own refusal receipt when it has one (built as
+ * for a rate-limited call: `rejected`, the code, the message, `retry_after_s`).
+ */
+export function unavailableToolResult(
+  // biome-ignore lint/suspicious/noExplicitAny: any registered tool; input was parsed with its own schema.
+  tool?: ToolDefinition<any, any>,
+  input?: unknown,
+): CallToolResult {
+  const refusal: RateLimitRefusal = {
+    code: UNAVAILABLE_CODE,
+    message: UNAVAILABLE_MESSAGE,
+    retry_after_s: UNAVAILABLE_RETRY_AFTER_S,
+  };
+  const structured = tool?.rateLimitedReceipt?.(input, refusal);
+  return {
+    isError: true,
+    content: [{ type: "text", text: `rejected: ${UNAVAILABLE_CODE}. ${UNAVAILABLE_MESSAGE}` }],
+    ...(structured === undefined ? {} : { structuredContent: structured }),
+  };
+}
+
+/** The refusal for a `tools/call` whose principal could not be resolved: the named tool's own. */
+function refusalForCall(params: unknown, capabilities: readonly Capability[]): CallToolResult {
+  const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
+  const tool = capabilities.flatMap((c) => c.tools).find((t) => t.name === name);
+  const parsed = tool?.inputSchema.safeParse(args ?? {});
+  return parsed?.success ? unavailableToolResult(tool, parsed.data) : unavailableToolResult();
+}
+
+/**
+ * The answer to an HTTP request that failed because the database is unavailable. On `/mcp`, a
+ * single `tools/call` gets the same tool result the runner gives (HTTP 200), so the model reads
+ * "try again shortly" whichever step met the outage; any other MCP message gets HTTP 503 with
+ * `Retry-After` and a JSON-RPC error carrying the code. Elsewhere: 503 with the code in JSON.
+ */
+export async function unavailableResponse(
+  c: Context,
+  capabilities: readonly Capability[] = CAPABILITIES,
+): Promise<Response> {
+  const headers = { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_S) };
+  if (c.req.path !== "/mcp" || c.req.method !== "POST") {
+    return c.json({ error: UNAVAILABLE_MESSAGE, code: UNAVAILABLE_CODE }, 503, headers);
+  }
+  let message: { method?: unknown; id?: unknown; params?: unknown } | undefined;
+  try {
+    const body: unknown = JSON.parse(await c.req.text());
+    if (body && typeof body === "object" && !Array.isArray(body)) message = body;
+  } catch {
+    message = undefined;
+  }
+  const id = typeof message?.id === "string" || typeof message?.id === "number" ? message.id : null;
+  if (message?.method === "tools/call" && id !== null) {
+    const result = refusalForCall(message.params, capabilities);
+    return c.json({ jsonrpc: "2.0", id, result }, 200, headers);
+  }
+  return c.json(
+    {
+      jsonrpc: "2.0",
+      id,
+      error: {
+        code: SERVER_ERROR,
+        message: `${UNAVAILABLE_CODE}: ${UNAVAILABLE_MESSAGE}`,
+        data: { code: UNAVAILABLE_CODE, retry_after_s: UNAVAILABLE_RETRY_AFTER_S },
+      },
+    },
+    503,
+    headers,
+  );
+}
