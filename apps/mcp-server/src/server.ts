@@ -1,9 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
   ListPromptsRequestSchema,
   ListToolsRequestSchema,
   McpError,
@@ -134,6 +138,59 @@ function describeIssues(error: ZodError): string {
     .join("; ");
 }
 
+/**
+ * A request schema naming only the method. The SDK parses a request against the schema its
+ * handler was registered with before the handler runs, and answers a failed parse as -32603
+ * Internal error (typescript-sdk#2284): `arguments: []` or `name: 5` would read as a server
+ * fault. Each handler below parses its request with `parseRequest`, which answers -32602.
+ */
+const methodOnly = <M extends string>(method: M) => z.looseObject({ method: z.literal(method) });
+
+/** The request as the SDK's schema reads it, or a -32602 Invalid params naming what is wrong. */
+function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.output<S> {
+  const parsed = schema.safeParse(request);
+  if (!parsed.success) {
+    throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${describeIssues(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * Two requests the SDK mishandles before any handler of ours runs, both answered -32603 Internal
+ * error: an `initialize` whose params do not parse (the SDK registers that handler itself), now
+ * -32602; and a task-augmented request (`params.task`), which North, offering no tasks, runs as
+ * a plain one, as the MCP tasks utility requires of a receiver that did not declare them.
+ */
+class NorthServer extends Server {
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if (isJSONRPCRequest(message) && message.method === "initialize") {
+        const parsed = InitializeRequestSchema.safeParse(message);
+        if (!parsed.success) {
+          void transport.send({
+            jsonrpc: "2.0",
+            id: message.id,
+            error: {
+              code: ErrorCode.InvalidParams,
+              message: `Invalid params: ${describeIssues(parsed.error)}`,
+            },
+          });
+          return;
+        }
+      }
+      deliver?.(withoutTask(message), extra);
+    };
+  }
+}
+
+function withoutTask<T extends JSONRPCMessage>(message: T): T {
+  if (!isJSONRPCRequest(message) || !message.params || !("task" in message.params)) return message;
+  const { task: _ignored, ...params } = message.params;
+  return { ...message, params };
+}
+
 const SAFE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 const nameForError = (name: string) => (SAFE_NAME.test(name) ? name : "(unprintable name)");
 
@@ -154,17 +211,19 @@ export function createMcpServer(
   const prompts = new Map<string, AnyPrompt>(
     capabilities.flatMap((c) => c.prompts).map((p) => [p.name, p]),
   );
-  const server = new Server(SERVER_INFO, {
+  const server = new NorthServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
     instructions: composeInstructions(capabilities),
     jsonSchemaValidator: sharedValidator,
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...tools.values()].map(describeTool),
-  }));
+  server.setRequestHandler(methodOnly("tools/list"), async (message) => {
+    parseRequest(ListToolsRequestSchema, message);
+    return { tools: [...tools.values()].map(describeTool) };
+  });
 
-  server.setRequestHandler(CallToolRequestSchema, async (call) => {
+  server.setRequestHandler(methodOnly("tools/call"), async (message) => {
+    const call = parseRequest(CallToolRequestSchema, message);
     const tool = tools.get(call.params.name);
     if (!tool) {
       throw new McpError(
@@ -212,11 +271,13 @@ export function createMcpServer(
     }
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-    prompts: [...prompts.values()].map(describePrompt),
-  }));
+  server.setRequestHandler(methodOnly("prompts/list"), async (message) => {
+    parseRequest(ListPromptsRequestSchema, message);
+    return { prompts: [...prompts.values()].map(describePrompt) };
+  });
 
-  server.setRequestHandler(GetPromptRequestSchema, async (get) => {
+  server.setRequestHandler(methodOnly("prompts/get"), async (message) => {
+    const get = parseRequest(GetPromptRequestSchema, message);
     const prompt = prompts.get(get.params.name);
     if (!prompt) {
       throw new McpError(
