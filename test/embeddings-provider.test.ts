@@ -255,7 +255,7 @@ describe("each failure class of the provider", () => {
       expect((await recallUntilSemantic()).structured.mode).toBe("semantic");
       embeddings.always(c.answer);
       const tag = `outage${randomBytes(4).toString("hex")}`;
-    const body = `During the ${c.name} (${tag}) the Lyon archive moved`;
+      const body = `During the ${c.name} (${tag}) the Lyon archive moved`;
       const during = await remember(client, { kind: "fact", body, origin: "stated" });
       expect(during.isError).toBe(false);
       expect(during.structured).toMatchObject({ outcome: "created" });

