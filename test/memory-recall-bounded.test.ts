@@ -119,7 +119,7 @@ describe("full-text recall under row-level security", () => {
       return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
     };
     // One connection, so the statistics flushed are the recall's own.
-    const app = connectDatabase(db.appUrl, { max: 1 });
+    const app = connectDatabase(db.directAppUrl, { max: 1 });
     try {
       const recallAs = async (query?: string) => {
         const found = await withTenant(app.db, member, (tx) =>

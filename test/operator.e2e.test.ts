@@ -60,6 +60,7 @@ beforeAll(async () => {
   operatorEnv = { DATABASE_URL: db.ownerUrl };
   serveEnv = {
     DATABASE_APP_URL: db.appUrl,
+    NORTH_DB_POOLER: db.pooler,
     NORTH_AUDIT_KEY: auditKey,
     NORTH_SECRET_KEY: "operator-suite-secret-key-0123456789abcdef",
     LOG_LEVEL: "info",

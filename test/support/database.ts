@@ -17,8 +17,15 @@ export interface TestDatabase {
   name: string;
   /** Superuser / migrator URL (what `DATABASE_URL` is in production). */
   ownerUrl: string;
-  /** The app login role (what `DATABASE_APP_URL` is in production). */
+  /**
+   * The app login role (what `DATABASE_APP_URL` is in production): through PgBouncer in
+   * transaction mode when the run has one (`pooler`), else straight to PostgreSQL.
+   */
   appUrl: string;
+  /** The app login role straight to PostgreSQL, for a check that needs one server connection. */
+  directAppUrl: string;
+  /** `transaction` when `appUrl` leads to PgBouncer: what `NORTH_DB_POOLER` must say. */
+  pooler: "none" | "transaction";
   owner: DatabaseHandle;
   app: DatabaseHandle;
   loginUser: string;
@@ -51,13 +58,23 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     await admin.end({ timeout: 5 });
   }
   const ownerUrl = databaseUrl(config.serverUrl, name);
-  const appUrl = loginUrl(ownerUrl, config.loginUser, config.loginPassword);
+  const directAppUrl = loginUrl(ownerUrl, config.loginUser, config.loginPassword);
+  const appUrl = config.appServerUrl
+    ? loginUrl(databaseUrl(config.appServerUrl, name), config.loginUser, config.loginPassword)
+    : directAppUrl;
+  const pooler = config.appServerUrl ? "transaction" : "none";
   const owner = connectDatabase(ownerUrl, { max: 4, applicationName: "north-test-owner" });
-  const app = connectDatabase(appUrl, { max: 12, applicationName: "north-test-app" });
+  const app = connectDatabase(appUrl, {
+    max: 12,
+    applicationName: "north-test-app",
+    transactionPooler: pooler === "transaction",
+  });
   return {
     name,
     ownerUrl,
     appUrl,
+    directAppUrl,
+    pooler,
     owner,
     app,
     loginUser: config.loginUser,

@@ -5,6 +5,7 @@ import { migrateDatabase, provisionDatabase } from "@north/db";
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
 import { databaseUrl, type TestPostgres } from "./pg-urls.ts";
+import { type PgBouncer, startPgBouncer } from "./pgbouncer.ts";
 
 const EMBEDDED_PROCESS = path.join(import.meta.dirname, "embedded-postgres-process.ts");
 
@@ -40,7 +41,9 @@ export default async function setup(project: TestProject) {
       await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     }
   };
+  let bouncer: PgBouncer | undefined;
   const stopAll = async () => {
+    await bouncer?.stop();
     await teardown().catch(() => {});
     await admin.end({ timeout: 5 });
     await embedded?.stop();
@@ -53,6 +56,14 @@ export default async function setup(project: TestProject) {
       loginUser: config.loginUser,
       loginPassword: config.loginPassword,
     });
+    if (process.env.NORTH_TEST_PGBOUNCER === "1") {
+      bouncer = await startPgBouncer({
+        serverUrl,
+        user: config.loginUser,
+        password: config.loginPassword,
+      });
+      config.appServerUrl = bouncer.url;
+    }
   } catch (error) {
     await stopAll();
     throw error;

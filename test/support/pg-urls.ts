@@ -5,6 +5,11 @@ export interface TestPostgres {
   prefix: string;
   loginUser: string;
   loginPassword: string;
+  /**
+   * Where the app login role connects, when it is not `serverUrl`: PgBouncer in transaction
+   * mode under `NORTH_TEST_PGBOUNCER=1` (SPEC §10). Suites then run unchanged behind it.
+   */
+  appServerUrl?: string;
 }
 
 /** The same server URL pointed at another database. */

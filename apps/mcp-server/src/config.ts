@@ -37,6 +37,13 @@ export const configSchema = z.object({
   NORTH_HOST: z.string().default("127.0.0.1"),
   NORTH_ALLOWED_HOSTS: list,
   NORTH_ALLOWED_ORIGINS: list,
+  NORTH_METRICS_TOKEN: z
+    .string()
+    .min(16)
+    .optional()
+    .describe(
+      "bearer token for GET /metrics when serve is not bound to loopback (at least 16 characters); unset there, /metrics answers 404",
+    ),
   NORTH_PUBLIC_URL: z
     .string()
     .url()
@@ -70,6 +77,12 @@ export const configSchema = z.object({
     "statement timeout of every app-role statement, so one caller cannot hold the pool",
   ),
   NORTH_DB_POOL_MAX: positiveInt(10).describe("connections in the app-role pool of one replica"),
+  NORTH_DB_POOLER: z
+    .enum(["none", "transaction"])
+    .default("none")
+    .describe(
+      "transaction: DATABASE_APP_URL leads to a transaction pooler (PgBouncer pool_mode = transaction): no named prepared statements, timeouts set per transaction",
+    ),
   NORTH_DB_CONNECT_TIMEOUT_MS: positiveInt(5000).describe(
     "a new database connection not made by then fails; while PostgreSQL is unreachable a call answers NORTH_UNAVAILABLE within it",
   ),

@@ -27,6 +27,13 @@ export interface ConnectOptions {
    * (postgres.js `end({ timeout })`); `close()` itself returns at most a second later.
    */
   closeTimeoutS?: number;
+  /**
+   * The URL leads to a transaction pooler (PgBouncer with `pool_mode = transaction`), which
+   * hands each transaction to any server connection: no named prepared statements, and the
+   * timeouts go with each tenant transaction (`set_config(…, true)`) instead of the connection's
+   * startup parameters, which such a pooler refuses. `NORTH_DB_POOLER=transaction`.
+   */
+  transactionPooler?: boolean;
 }
 
 export interface DatabaseHandle {
@@ -55,26 +62,43 @@ function reconnectPause(retries: number): number {
  */
 export function connectDatabase(url: string, options: ConnectOptions = {}): DatabaseHandle {
   const closeTimeoutS = options.closeTimeoutS ?? 5;
+  const timeouts = options.statementTimeoutMs
+    ? {
+        statement_timeout: options.statementTimeoutMs,
+        idle_in_transaction_session_timeout: options.statementTimeoutMs,
+      }
+    : {};
   const client = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: (options.connectTimeoutMs ?? 10_000) / 1000,
     backoff: reconnectPause,
+    prepare: !options.transactionPooler,
     connection: {
       application_name: options.applicationName ?? "north",
-      ...(options.statementTimeoutMs
-        ? {
-            statement_timeout: options.statementTimeoutMs,
-            idle_in_transaction_session_timeout: options.statementTimeoutMs,
-          }
-        : {}),
+      ...(options.transactionPooler ? {} : timeouts),
     },
   });
+  const db = drizzle(client, { schema });
+  if (options.transactionPooler && options.statementTimeoutMs) {
+    perTransactionTimeouts.set(db, options.statementTimeoutMs);
+  }
   return {
-    db: drizzle(client, { schema }),
+    db,
     client,
     close: () => endWithin(client, closeTimeoutS),
   };
+}
+
+/**
+ * Pools behind a transaction pooler, and the timeout each of their tenant transactions sets for
+ * itself (see `transactionPooler`).
+ */
+const perTransactionTimeouts = new WeakMap<Database, number>();
+
+/** The `statement_timeout` a tenant transaction on `db` must set itself, if any (ms). */
+export function transactionTimeoutMs(db: Database): number | undefined {
+  return perTransactionTimeouts.get(db);
 }
 
 /**

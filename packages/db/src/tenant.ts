@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Database, Tx } from "./client.ts";
+import { type Database, type Tx, transactionTimeoutMs } from "./client.ts";
 import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/index.ts";
 
 /** Whose request this is. Always taken from the authenticated principal, never from input. */
@@ -9,6 +9,17 @@ export interface Tenant {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Behind a transaction pooler the connection carries no timeouts of its own (client.ts), so
+ * each tenant transaction sets them for itself, in the statement that sets the tenant.
+ */
+function timeouts(db: Database) {
+  const ms = transactionTimeoutMs(db);
+  return ms === undefined
+    ? sql``
+    : sql`, set_config('statement_timeout', ${String(ms)}, true), set_config('idle_in_transaction_session_timeout', ${String(ms)}, true)`;
+}
 
 /**
  * Runs `work` in one transaction on the given pool after setting the tenant with
@@ -26,7 +37,7 @@ export async function withTenant<T>(
   }
   return db.transaction(async (tx) => {
     await tx.execute(
-      sql`select set_config(${TENANT_ORGANIZATION_SETTING}, ${tenant.organizationId}, true), set_config(${TENANT_USER_SETTING}, ${tenant.userId}, true)`,
+      sql`select set_config(${TENANT_ORGANIZATION_SETTING}, ${tenant.organizationId}, true), set_config(${TENANT_USER_SETTING}, ${tenant.userId}, true)${timeouts(db)}`,
     );
     return work(tx);
   });
@@ -44,7 +55,7 @@ export async function withOrganization<T>(
   if (!UUID.test(organizationId)) throw new TypeError("withOrganization needs a uuid");
   return db.transaction(async (tx) => {
     await tx.execute(
-      sql`select set_config(${TENANT_ORGANIZATION_SETTING}, ${organizationId}, true), set_config(${TENANT_USER_SETTING}, '', true)`,
+      sql`select set_config(${TENANT_ORGANIZATION_SETTING}, ${organizationId}, true), set_config(${TENANT_USER_SETTING}, '', true)${timeouts(db)}`,
     );
     return work(tx);
   });

@@ -107,6 +107,7 @@ function appPoolOptions(config: NorthConfig) {
     statementTimeoutMs: config.NORTH_STATEMENT_TIMEOUT_MS,
     connectTimeoutMs: config.NORTH_DB_CONNECT_TIMEOUT_MS,
     applicationName: "north",
+    transactionPooler: config.NORTH_DB_POOLER === "transaction",
   };
 }
 
