@@ -25,6 +25,7 @@ import { createMcpServer } from "../server.ts";
 import { createSignIn } from "../sign-in/index.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
 import { CliError, openApp } from "./runtime.ts";
+import { onShutdown, type ShutdownStep } from "./shutdown.ts";
 
 export interface ServeFlags {
   port?: number;
@@ -92,21 +93,30 @@ function startPurgeTimer(config: NorthConfig, db: Database, logger: Logger) {
   return async () => clearInterval(timer);
 }
 
-/** Stops everything in reverse order on SIGINT/SIGTERM, PostgreSQL last, then exits. */
-function onShutdown(logger: Logger, steps: Array<() => Promise<void>>) {
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    for (const step of steps) {
-      await step().catch((error) => logger.error(describeError(error), "shutdown step failed"));
-    }
-    logger.flush();
-    process.exit(0);
-  };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  return stop;
+/**
+ * Bounds of the shutdown steps after the drain (decision 022). Each is the longest the step may
+ * take, not what it usually takes (milliseconds): the pool's `close` gives queries 5 s and
+ * returns within 6; a local PostgreSQL's fast shutdown gets the rest.
+ */
+const BACKGROUND_STOP_MS = 5_000;
+const LIMITER_CLOSE_MS = 2_000;
+const DATABASE_CLOSE_MS = 20_000;
+
+/** What `north serve` and `bun run start` stop, in order, after the HTTP server has drained. */
+function closingSteps(
+  limiter: { close(): Promise<void> },
+  runtime: { close(): Promise<void> },
+  background: Array<() => Promise<void>>,
+): ShutdownStep[] {
+  return [
+    {
+      name: "background jobs",
+      run: () => Promise.all(background.map((stop) => stop())),
+      timeoutMs: BACKGROUND_STOP_MS,
+    },
+    { name: "rate limiter", run: () => limiter.close(), timeoutMs: LIMITER_CLOSE_MS },
+    { name: "database", run: () => runtime.close(), timeoutMs: DATABASE_CLOSE_MS },
+  ];
 }
 
 /**
@@ -217,12 +227,20 @@ export async function serveHttp(
         intervalMs: config.NORTH_EMBEDDINGS_BACKFILL_MS,
       })
     : async () => {};
+  const drainMs = config.NORTH_DRAIN_TIMEOUT_MS;
   onShutdown(logger, [
-    stopPurge,
-    stopBackfill,
-    () => server.close(),
-    () => limiter.close(),
-    () => runtime.close(),
+    {
+      // New connections are refused at once; calls in flight get drainMs to finish.
+      name: "http",
+      run: async () => {
+        logger.info({ inFlight: server.inFlight(), drainMs }, "draining calls in flight");
+        await server.close(drainMs);
+        const cut = server.inFlight();
+        if (cut > 0) logger.warn({ cut }, "calls still in flight after the drain were cut off");
+      },
+      timeoutMs: drainMs + 2_000,
+    },
+    ...closingSteps(limiter, runtime, [stopPurge, stopBackfill]),
   ]);
   return { url, issuer, runtime };
 }
@@ -256,13 +274,11 @@ export async function serveStdio(config: NorthConfig) {
   );
   const stopPurge = startPurgeTimer(config, runtime.app.db, logger);
   const stop = onShutdown(logger, [
-    stopPurge,
-    () => server.close(),
-    () => limiter.close(),
-    () => runtime.close(),
+    { name: "mcp", run: () => server.close(), timeoutMs: 2_000 },
+    ...closingSteps(limiter, runtime, [stopPurge]),
   ]);
-  server.onclose = () => void stop();
-  process.stdin.on("end", () => void stop());
+  server.onclose = () => void stop("stdio closed");
+  process.stdin.on("end", () => void stop("stdio closed"));
   await server.connect(new StdioServerTransport());
   logger.info({ organizationId: principal.organizationId }, "North is serving on stdio");
 }
