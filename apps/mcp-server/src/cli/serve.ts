@@ -315,7 +315,7 @@ export async function start(config: NorthConfig, flags: ServeFlags) {
   };
   const lines = [
     "",
-    "North is running (Ctrl-C stops it and its PostgreSQL).",
+    "North is running (Ctrl-C stops it, and its PostgreSQL unless another North process, such as a Claude Desktop session, still uses it).",
     "",
     `  MCP URL  ${url}`,
     `  Token    ${workspace.token}`,
