@@ -9,6 +9,7 @@ import {
   createLogger,
   createRateLimiter,
   type Embedder,
+  type MetricsAccess,
   type Principal,
   type RateLimiter,
   type Scope,
@@ -45,6 +46,10 @@ export interface TestAppOptions {
   /** Exact browser origins to accept (NORTH_ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
   tenantConcurrency?: { perOrganization: number; maxWaitMs: number };
+  /** Host names to answer to (NORTH_ALLOWED_HOSTS); default loopback names only. */
+  allowedHosts?: readonly string[];
+  /** Who may read `/metrics`; default off (404). */
+  metrics?: MetricsAccess;
 }
 
 /**
@@ -80,6 +85,8 @@ export function createTestApp(options: TestAppOptions): TestApp {
     recallTokenBudget: options.recallTokenBudget,
     allowedOrigins: options.allowedOrigins,
     tenantConcurrency: options.tenantConcurrency,
+    allowedHosts: options.allowedHosts,
+    metrics: options.metrics,
   });
   const tokenFor: TestApp["tokenFor"] = (tenant, opts = {}) => {
     const token = `test_${randomBytes(12).toString("hex")}`;

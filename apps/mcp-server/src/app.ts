@@ -10,6 +10,7 @@ import { HTTPException } from "hono/http-exception";
 import { requiredScopes } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
+import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } from "./metrics.ts";
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes } from "./principal.ts";
@@ -71,9 +72,21 @@ export interface McpAppDeps {
   admin?: {
     fetch(request: Request, env: { requestId: string }): Response | Promise<Response>;
   };
+  /**
+   * Who may read `GET /metrics` (decision 025): without a token, only a server bound to loopback
+   * that answers loopback Host names only; `serve` passes `metricsAccessFor(host, token)`.
+   * Default: neither loopback nor a token, so `/metrics` answers 404.
+   */
+  metrics?: MetricsAccess;
 }
 
 export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"] as const;
+
+/** The app pool's `max` (postgres.js), for `/metrics`; undefined when the client does not say. */
+function poolSize(db: Database): number | undefined {
+  const max = (db as { $client?: { options?: { max?: unknown } } }).$client?.options?.max;
+  return typeof max === "number" ? max : undefined;
+}
 
 /**
  * For a tools/call or prompts/get (or a batch holding one) naming a tool or prompt of a
@@ -110,6 +123,13 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   const fingerprint = createFingerprinter(deps.auditKey);
   const gate = createTenantGate(deps.tenantConcurrency ?? DEFAULT_TENANT_CONCURRENCY);
   const now = deps.clock ?? (() => performance.now());
+  const allowedHosts = deps.allowedHosts ?? LOOPBACK_HOSTS;
+  // One registry per app: several apps in one process (the suites) count apart.
+  const metrics = createAppMetrics({
+    limiter: deps.limiter,
+    embedder: deps.embedder,
+    poolMax: poolSize(deps.db),
+  });
   const metadataUrl = deps.oauth
     ? new URL("/.well-known/oauth-protected-resource", deps.oauth.resourceUrl).toString()
     : undefined;
@@ -150,7 +170,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   app.use(
     "*",
     transportGuard({
-      allowedHosts: deps.allowedHosts ?? LOOPBACK_HOSTS,
+      allowedHosts,
       allowedOrigins: deps.allowedOrigins ?? [],
     }),
   );
@@ -222,6 +242,31 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       },
       database === "ok" ? 200 : 503,
     );
+  });
+
+  // Prometheus text format; behind the Host guard above like every route, and a token outside
+  // loopback. Off (404) outside loopback when no token is configured.
+  const metricsAccess = metricsDecision(deps.metrics ?? {}, allowedHosts);
+  app.get("/metrics", async (c) => {
+    if (metricsAccess === "off") return c.notFound();
+    const token = deps.metrics?.token;
+    if (
+      metricsAccess === "token" &&
+      token &&
+      !bearerMatches(c.req.header("authorization"), token)
+    ) {
+      throw new HTTPException(401, {
+        message: "Unauthorized",
+        res: new Response(null, {
+          status: 401,
+          headers: { "WWW-Authenticate": 'Bearer realm="north-metrics"' },
+        }),
+      });
+    }
+    return c.body(await metrics.registry.metrics(), 200, {
+      "Content-Type": metrics.registry.contentType,
+      "Cache-Control": "no-store",
+    });
   });
 
   const authenticate = createMiddleware<Env>(async (c, next) => {
@@ -307,6 +352,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
           embedder: deps.embedder,
           recallTokenBudget: deps.recallTokenBudget,
           gate,
+          metrics,
         },
         { requestId: c.get("requestId") },
       );

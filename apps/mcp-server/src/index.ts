@@ -34,6 +34,12 @@ export {
 } from "./limiter.ts";
 export { createLogger, describeError, type Logger, type LoggerOptions } from "./logger.ts";
 export {
+  isLoopbackHost,
+  type MetricsAccess,
+  metricsAccessFor,
+  type ToolCallOutcome,
+} from "./metrics.ts";
+export {
   createAuthResolver,
   type OAuthOptions,
   protectedResourceMetadata,

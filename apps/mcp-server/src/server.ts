@@ -26,6 +26,7 @@ import {
 } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import type { Logger } from "./logger.ts";
+import type { ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
 import type { TenantGate } from "./tenant-gate.ts";
 import type {
@@ -62,6 +63,8 @@ export interface ServerDeps {
   recallTokenBudget?: number;
   /** Per-organisation concurrency shared by every request of this replica (HTTP). */
   gate?: TenantGate;
+  /** The app's `/metrics` counters (HTTP); absent (stdio), nothing is counted. */
+  metrics?: ToolMetrics;
 }
 
 export const DEFAULT_RECALL_TOKEN_BUDGET = 1_500;
@@ -223,6 +226,7 @@ export function createMcpServer(
   });
 
   server.setRequestHandler(methodOnly("tools/call"), async (message) => {
+    const started = deps.now();
     const call = parseRequest(CallToolRequestSchema, message);
     const tool = tools.get(call.params.name);
     if (!tool) {
@@ -237,6 +241,7 @@ export function createMcpServer(
     const requestId = request.requestId ?? randomUUID();
     const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});
     if (!parsed.success) {
+      deps.metrics?.toolCall(tool.name, "invalid_arguments", (deps.now() - started) / 1000);
       return {
         isError: true,
         content: [
@@ -260,6 +265,7 @@ export function createMcpServer(
         embedder: deps.embedder,
         recallTokenBudget: deps.recallTokenBudget ?? DEFAULT_RECALL_TOKEN_BUDGET,
         gate: deps.gate,
+        metrics: deps.metrics,
       });
     } catch (error) {
       if (!(error instanceof InternalToolError)) {

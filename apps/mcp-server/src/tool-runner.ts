@@ -6,11 +6,13 @@ import {
   isDatabaseUnavailable,
   recordAudit,
   type Tenant,
+  type Tx,
   withTenant,
 } from "@north/db";
 import type { z } from "zod";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
+import type { ToolCallOutcome, ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
 import type { TenantGate } from "./tenant-gate.ts";
 import type {
@@ -35,6 +37,8 @@ export interface RunContext {
   recallTokenBudget: number;
   /** Per-organisation concurrency on this replica; absent (stdio), no gate. */
   gate?: TenantGate;
+  /** Counts calls, latencies and pool use for `/metrics`; absent (stdio), nothing is counted. */
+  metrics?: ToolMetrics;
 }
 
 /** Raised when a handler fails for a reason that is ours, not the caller's. */
@@ -60,10 +64,15 @@ export async function runTool(
   ctx: RunContext,
 ): Promise<CallToolResult> {
   const started = ctx.now();
+  // Whatever is thrown past here reaches the client as an internal error.
+  let outcome: ToolCallOutcome = "error";
   try {
-    return await runAudited(tool, input, ctx, started);
+    const answer = await runAudited(tool, input, ctx, started);
+    outcome = answer.outcome;
+    return answer.result;
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
+    outcome = "unavailable";
     ctx.logger.warn(
       {
         requestId: ctx.requestId,
@@ -76,6 +85,8 @@ export async function runTool(
       "tool call refused: the database is unavailable",
     );
     return unavailableToolResult(tool, input);
+  } finally {
+    ctx.metrics?.toolCall(tool.name, outcome, (ctx.now() - started) / 1000);
   }
 }
 
@@ -85,9 +96,19 @@ async function runAudited(
   input: z.output<z.ZodObject>,
   ctx: RunContext,
   started: number,
-): Promise<CallToolResult> {
+): Promise<{ result: CallToolResult; outcome: ToolCallOutcome }> {
   const { principal, requestId } = ctx;
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
+  /** A tenant transaction, counted in `/metrics` as waiting for and then holding a connection. */
+  const inTenant = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
+    ctx.metrics
+      ? ctx.metrics.pooled((acquired) =>
+          withTenant(ctx.db, tenant, (tx) => {
+            acquired();
+            return work(tx);
+          }),
+        )
+      : withTenant(ctx.db, tenant, work);
   const audit = (
     tx: Parameters<typeof recordAudit>[0],
     outcome: AuditOutcome,
@@ -120,9 +141,9 @@ async function runAudited(
   /** A refused call writes nothing but its audit row, whether the limiter or the gate refused. */
   const refuse = async (retryAfterS: number) => {
     const target = tool.auditTarget?.(input);
-    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));
+    await inTenant((tx) => audit(tx, "rate_limited", target));
     log("rate_limited");
-    return rateLimited(tool, input, retryAfterS);
+    return { result: rateLimited(tool, input, retryAfterS), outcome: "rate_limited" as const };
   };
 
   const decision = await ctx.limiter.consume(principal, tool.kind);
@@ -131,7 +152,7 @@ async function runAudited(
   let outcome: ToolOutcome<unknown>;
   try {
     const transaction = () =>
-      withTenant(ctx.db, tenant, async (tx) => {
+      inTenant(async (tx) => {
         const result = await tool.handler(input, {
           tx,
           principal,
@@ -166,21 +187,24 @@ async function runAudited(
       { requestId, tool: tool.name, ...describeError(error) },
       timedOut ? "tool call hit the statement timeout" : "tool call failed",
     );
-    await withTenant(ctx.db, tenant, (tx) => audit(tx, "error")).catch((auditError) =>
+    await inTenant((tx) => audit(tx, "error")).catch((auditError) =>
       ctx.logger.error({ requestId, ...describeError(auditError) }, "audit of a failure failed"),
     );
     // A statement timeout is the caller's call being too expensive, not a server fault: the
     // transaction rolled back, so say so and what to do, as a typed refusal.
-    if (timedOut) return timeoutRefusal();
+    if (timedOut) return { result: timeoutRefusal(), outcome: "timeout" };
     throw new InternalToolError();
   }
   log(outcome.audit.outcome);
   return {
-    content: [{ type: "text", text: outcome.text }],
-    ...(outcome.structured === undefined
-      ? {}
-      : { structuredContent: outcome.structured as Record<string, unknown> }),
-    ...(outcome.isError ? { isError: true } : {}),
+    result: {
+      content: [{ type: "text", text: outcome.text }],
+      ...(outcome.structured === undefined
+        ? {}
+        : { structuredContent: outcome.structured as Record<string, unknown> }),
+      ...(outcome.isError ? { isError: true } : {}),
+    },
+    outcome: outcome.audit.outcome,
   };
 }
 
