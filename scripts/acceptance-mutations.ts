@@ -624,8 +624,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: '    await withTenant(ctx.db, tenant, (tx) => audit(tx, "rate_limited", target));\n    log("rate_limited");\n    return rateLimited(tool, input, retryAfterS);',
-      replace: '    log("rate_limited");\n    return rateLimited(tool, input, retryAfterS);',
+      find: '    await inTenant((tx) => audit(tx, "rate_limited", target));\n    log("rate_limited");',
+      replace: '    log("rate_limited");',
       why: "skip the audit row of a rate-limited call",
     },
   },
@@ -636,8 +636,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: "        latencyMs: Math.round(ctx.now() - started),\n",
-      replace: "        latencyMs: Math.round(ctx.now() - started),\n        input,\n",
+      find: "        latencyMs: Math.round(ctx.now() - started),\n      },\n      \"tool call\",",
+      replace: "        latencyMs: Math.round(ctx.now() - started),\n        input,\n      },\n      \"tool call\",",
       why: "log the tool input in the runner",
     },
   },

@@ -383,8 +383,15 @@ COMMIT;
       apiTokens: scaleTokens,
       sizes,
       clients: async (url, tokens, env) => {
-        const f = figures(await clientsAt(url, "recall-scale", tokens, SECONDS, env));
+        const cpuBefore = process.cpuUsage();
+        const out = await clientsAt(url, "recall-scale", tokens, SECONDS, env);
+        const cpu = process.cpuUsage(cpuBefore);
+        const f = figures(out);
         if (f.errors > 0) throw new Error(`${f.errors} recall-scale calls failed`);
+        const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+        console.error(
+          `scale: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / r.calls).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / r.calls).toFixed(2)} ms in the clients`,
+        );
         return f;
       },
       pgbench: pgbenchScript,

@@ -15,7 +15,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import type { Database } from "@north/db";
+import { type Database, isDatabaseUnavailable } from "@north/db";
 import { type ZodError, z } from "zod";
 import {
   type ActivationOptions,
@@ -37,6 +37,7 @@ import type {
   ToolDefinition,
 } from "./tool-definition.ts";
 import { InternalToolError, runTool } from "./tool-runner.ts";
+import { unavailableToolResult } from "./unavailable.ts";
 
 export const SERVER_INFO = { name: "north", title: "North", version: "0.1.0" };
 
@@ -235,8 +236,20 @@ export function createMcpServer(
         `Unknown tool ${nameForError(call.params.name)}: it does not exist or this token's scopes do not include it.`,
       );
     }
-    if (deps.stillAuthorized && !(await deps.stillAuthorized())) {
-      throw new McpError(-32001, "Unauthorized: the token expired or was revoked.");
+    if (deps.stillAuthorized) {
+      // stdio re-checks its token before each call; an outage there is the same retryable
+      // NORTH_UNAVAILABLE a call meets in its transaction (decision 022), not an internal error.
+      const authorized = await deps.stillAuthorized().catch((error: unknown) => {
+        if (isDatabaseUnavailable(error)) return "unavailable" as const;
+        throw error;
+      });
+      if (authorized === "unavailable") {
+        deps.metrics?.toolCall(tool.name, "unavailable", (deps.now() - started) / 1000);
+        return unavailableToolResult(tool, call.params.arguments);
+      }
+      if (!authorized) {
+        throw new McpError(-32001, "Unauthorized: the token expired or was revoked.");
+      }
     }
     const requestId = request.requestId ?? randomUUID();
     const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});
