@@ -60,8 +60,8 @@ const holding: Capability = {
 const { db, harness } = useTestApp({
   metrics: { loopback: true },
   capabilities: [...CAPABILITIES, holding],
-  // Enough for one workspace to fill the test pool (12) and queue behind it.
-  tenantConcurrency: { perOrganization: 20, maxWaitMs: 10_000 },
+  // Enough for one workspace to fill the test pool and queue behind it.
+  tenantConcurrency: { perOrganization: 100, maxWaitMs: 10_000 },
 });
 
 interface Sample {
@@ -179,20 +179,21 @@ describe("/metrics counts what the app does", () => {
     const ws = await createWorkspace(db.owner.db);
     const client = await harness.connect(ws.member);
     const idle = await scrape();
-    expect(sample(idle, "north_db_pool_max")).toBe(12); // the test pool (support/database.ts)
+    const max = sample(idle, "north_db_pool_max");
+    expect(max).toBe(db.app.client.options.max);
     expect(sample(idle, "north_db_pool_in_use")).toBe(0);
     expect(sample(idle, "north_db_pool_waiting")).toBe(0);
 
-    // Thirteen calls on a pool of twelve: twelve hold a connection, one waits for it.
-    const calls = Array.from({ length: 13 }, () =>
+    // One call more than the pool holds: every connection in use, one call waiting for one.
+    const calls = Array.from({ length: max + 1 }, () =>
       client.callTool({ name: holdTool.name, arguments: {} }),
     );
     await eventually(async () => {
       const busy = await scrape();
-      expect(sample(busy, "north_db_pool_in_use")).toBe(12);
+      expect(sample(busy, "north_db_pool_in_use")).toBe(max);
       expect(sample(busy, "north_db_pool_waiting")).toBe(1);
     });
-    // Release until all thirteen have run.
+    // Release until all of them have run.
     await eventually(async () => {
       for (const release of holds) release();
       holds.clear();
