@@ -636,8 +636,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: "        latencyMs: Math.round(ctx.now() - started),\n      },\n      \"tool call\",",
-      replace: "        latencyMs: Math.round(ctx.now() - started),\n        input,\n      },\n      \"tool call\",",
+      find: '        latencyMs: Math.round(ctx.now() - started),\n      },\n      "tool call",',
+      replace:
+        '        latencyMs: Math.round(ctx.now() - started),\n        input,\n      },\n      "tool call",',
       why: "log the tool input in the runner",
     },
   },

@@ -20,6 +20,7 @@ import {
 import { startHttpServer } from "../http-server.ts";
 import { createRateLimiter } from "../limiter.ts";
 import { createLogger, describeError, type Logger } from "../logger.ts";
+import { metricsAccessFor } from "../metrics.ts";
 import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
 import { createMcpServer } from "../server.ts";
 import { createSignIn } from "../sign-in/index.ts";
@@ -193,6 +194,7 @@ export async function serveHttp(
     allowedHosts,
     allowedOrigins: config.NORTH_ALLOWED_ORIGINS ?? [],
     embedder,
+    metrics: metricsAccessFor(host, config.NORTH_METRICS_TOKEN),
     recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
     tenantConcurrency: {
       perOrganization: Math.min(config.NORTH_TENANT_CONCURRENCY, config.NORTH_DB_POOL_MAX),
