@@ -115,7 +115,7 @@ describe("full-text recall under row-level security", () => {
       await db.owner.client`select pg_stat_clear_snapshot()`;
       const rows = await db.owner.client<{ name: string; scans: string }[]>`
         select indexrelname as name, idx_scan as scans from pg_stat_user_indexes
-        where indexrelname in ('memories_search_stemmed', 'memories_newest')`;
+        where indexrelname in ('memories_organization_search', 'memories_newest')`;
       return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
     };
     // One connection, so the statistics flushed are the recall's own.
@@ -134,8 +134,8 @@ describe("full-text recall under row-level security", () => {
         "Routine note 7 about matter 7 zygomorphic",
       ]);
       const afterRare = await scans();
-      expect(afterRare.memories_search_stemmed).toBeGreaterThan(
-        before.memories_search_stemmed ?? 0,
+      expect(afterRare.memories_organization_search).toBeGreaterThan(
+        before.memories_organization_search ?? 0,
       );
       const newest = await recallAs();
       expect(newest.mode).toBe("recency");

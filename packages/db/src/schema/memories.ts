@@ -80,9 +80,9 @@ export const memories = pgTable(
     index("memories_newest").on(t.organizationId, t.createdAt.desc().nullsFirst()),
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
     index("memories_expiry").on(t.expiresAt),
-    // Renamed with the column's new analysis: drizzle-kit re-creates the column (dropping its
-    // index with it) and re-creates only an index whose name changed.
-    index("memories_search_stemmed").using("gin", t.search),
+    // Led by the organisation (btree_gin, migration 0016): a recall reads only its own
+    // organisation's matches from the index, whatever other organisations hold (decision 021).
+    index("memories_organization_search").using("gin", t.organizationId, t.search),
     check("memories_kind_valid", sql`${t.kind} in ('fact', 'observation')`),
     check("memories_origin_valid", sql`${t.origin} in ('stated', 'inferred')`),
     check("memories_language_valid", sql`${t.language} in ('en', 'fr')`),

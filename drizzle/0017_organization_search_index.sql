@@ -1,0 +1,2 @@
+DROP INDEX "memories_search_stemmed";--> statement-breakpoint
+CREATE INDEX "memories_organization_search" ON "memories" USING gin ("organization_id","search");
