@@ -24,6 +24,7 @@ import { metricsAccessFor } from "../metrics.ts";
 import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
 import { createMcpServer } from "../server.ts";
 import { createSignIn } from "../sign-in/index.ts";
+import { survivingLateSocketErrors } from "./late-socket-errors.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
 import { CliError, openApp } from "./runtime.ts";
 import { onShutdown, type ShutdownStep } from "./shutdown.ts";
@@ -130,6 +131,7 @@ export async function serveHttp(
   options: { logger?: Logger } = {},
 ) {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
+  survivingLateSocketErrors(logger);
   let external: OAuthOptions | undefined;
   if (config.NORTH_OAUTH_ISSUER) {
     if (!config.NORTH_RESOURCE_URL) {
@@ -250,6 +252,7 @@ export async function serveHttp(
 /** `north serve --stdio`: MCP on stdin/stdout for the principal of `NORTH_TOKEN`; logs on stderr. */
 export async function serveStdio(config: NorthConfig) {
   const logger = createLogger({ level: config.LOG_LEVEL, destination: "stderr" });
+  survivingLateSocketErrors(logger);
   const token = config.NORTH_TOKEN?.trim();
   if (!token) throw new CliError("NORTH_TOKEN is not set: serve --stdio authenticates with it");
   const embedder = embedderFor(config, logger);
