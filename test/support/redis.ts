@@ -58,7 +58,8 @@ export async function startRedis(): Promise<TestRedis> {
   };
   const halt = async () => {
     const running = child;
-    if (!running || running.exitCode !== null) return;
+    // Killed by a signal, a process has no exit code but a signal code: it is gone all the same.
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once("exit", () => resolve());
       running.kill("SIGKILL");
