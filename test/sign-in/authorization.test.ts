@@ -14,6 +14,7 @@ import { northJson } from "../support/processes.ts";
 import {
   connect,
   decide,
+  loopbackRedirectUri,
   type SignInServer,
   signInWithToken,
   startSignInServer,
@@ -71,8 +72,8 @@ async function listStatus(token: string): Promise<number> {
 }
 
 /** A member connected through DCR and the token sign-in, consent approved. */
-async function connected(token: string, redirectPort = 33418) {
-  const client = new TestOAuthClient(`http://127.0.0.1:${redirectPort}/callback`);
+async function connected(token: string) {
+  const client = new TestOAuthClient(await loopbackRedirectUri());
   const page = await newPage();
   let consentText = "";
   const { result } = await connect(serverUrl, client, page, async (p) => {
@@ -117,7 +118,7 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
   });
 
   it("rotates refresh tokens; a replay within the grace window gets the same answer", async () => {
-    const { client, tokens } = await connected(memberToken, 33419);
+    const { client, tokens } = await connected(memberToken);
     const refresh = (refreshToken: string) =>
       fetch(`${server.base}/oauth/oauth2/token`, {
         method: "POST",
@@ -158,7 +159,7 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
   });
 
   it("gives a member who asks for admin a token without it, and says so on the consent page", async () => {
-    const { tokens, consentText } = await connected(memberToken, 33420);
+    const { tokens, consentText } = await connected(memberToken);
     expect(consentText).not.toContain("Manager tools");
     const scopes = String(decodeJwt(tokens.access_token).scope).split(" ");
     expect(scopes).not.toContain("admin");
@@ -169,7 +170,7 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
     const readOnly = (
       await createApiToken(db.owner.db, { ...ws.member, scopes: ["memory:read"], expiresAt: null })
     ).token;
-    const { tokens, consentText } = await connected(readOnly, 33428);
+    const { tokens, consentText } = await connected(readOnly);
     expect(consentText).not.toContain("Save new memories");
     const scopes = String(decodeJwt(tokens.access_token).scope).split(" ");
     expect(scopes).toContain("memory:read");
@@ -178,13 +179,13 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
   });
 
   it("gives a manager admin when asked", async () => {
-    const { tokens, consentText } = await connected(managerToken, 33421);
+    const { tokens, consentText } = await connected(managerToken);
     expect(consentText).toContain("Manager tools");
     expect(String(decodeJwt(tokens.access_token).scope).split(" ")).toContain("admin");
   });
 
   it("remembers consent per member and client: a second authorization skips the page", async () => {
-    const { client, page: first } = await connected(memberToken, 33422);
+    const { client, page: first } = await connected(memberToken);
     const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     const page = await first.context().newPage();
     // A fresh authorization by the same client, in the same browser (its session still open).
@@ -207,7 +208,7 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
   });
 
   it("a denied consent sends the client access_denied and grants nothing", async () => {
-    const client = new TestOAuthClient("http://127.0.0.1:33423/callback");
+    const client = new TestOAuthClient(await loopbackRedirectUri());
     const { landed, result } = await connect(serverUrl, client, await newPage(), async (p) => {
       await signInWithToken(p, memberToken);
       await decide(p, "deny");
@@ -224,13 +225,13 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
 
 describe("the resource server checks every request", () => {
   it("revoking the grant with the CLI ends access on the next call", async () => {
-    const { tokens } = await connected(memberToken, 33424);
+    const { client, tokens } = await connected(memberToken);
     expect(await listStatus(tokens.access_token)).toBe(200);
     const [grant] = await db.owner.db
       .select({ id: ast.oauthConsent.id })
       .from(ast.oauthConsent)
       .innerJoin(ast.oauthClient, eq(ast.oauthClient.clientId, ast.oauthConsent.clientId))
-      .where(sql`${ast.oauthClient.redirectUris} @> array['http://127.0.0.1:33424/callback']`);
+      .where(sql`${ast.oauthClient.redirectUris} @> array[${client.redirectUri}]::text[]`);
     // The operator's command, as a real process.
     const revoked = await northJson(["grant", "revoke", grant?.id ?? ""], {
       DATABASE_URL: db.ownerUrl,
@@ -241,7 +242,7 @@ describe("the resource server checks every request", () => {
   });
 
   it("a client that revokes its refresh token (RFC 7009) ends its grant", async () => {
-    const { client, tokens } = await connected(memberToken, 33427);
+    const { client, tokens } = await connected(memberToken);
     expect(await listStatus(tokens.access_token)).toBe(200);
     const response = await fetch(`${server.base}/oauth/oauth2/revoke`, {
       method: "POST",
@@ -268,14 +269,14 @@ describe("the resource server checks every request", () => {
         expiresAt: null,
       })
     ).token;
-    const { tokens } = await connected(token, 33425);
+    const { tokens } = await connected(token);
     expect(await listStatus(tokens.access_token)).toBe(200);
     await removeMember(db.owner.db, other.member);
     expect(await listStatus(tokens.access_token)).toBe(401);
   });
 
   it("refuses a token without exp, for another audience, or signed by another key", async () => {
-    const { tokens } = await connected(memberToken, 33426);
+    const { tokens } = await connected(memberToken);
     const claims = decodeJwt(tokens.access_token);
     const header = decodeProtectedHeader(tokens.access_token);
     // Signed with the authorization server's own key, read back from its table as the

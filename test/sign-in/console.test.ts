@@ -14,6 +14,7 @@ import { signInAtTestIdp, startTestIdp, type TestIdp } from "../support/oidc-idp
 import {
   connect,
   decide,
+  loopbackRedirectUri,
   type SignInServer,
   signInWithToken,
   startSignInServer,
@@ -115,7 +116,7 @@ describe("the console signs managers in through the organisation's IdP", () => {
         expiresAt: null,
       })
     ).token;
-    const client = new TestOAuthClient("http://127.0.0.1:36100/callback", undefined, "Cowork test");
+    const client = new TestOAuthClient(await loopbackRedirectUri(), undefined, "Cowork test");
     const { result } = await connect(
       `${server.base}/mcp`,
       client,

@@ -17,6 +17,7 @@ import { signInAtTestIdp, startTestIdp, type TestIdp } from "../support/oidc-idp
 import {
   connect,
   decide,
+  loopbackRedirectUri,
   type SignInServer,
   signInWithEmail,
   startSignInServer,
@@ -31,7 +32,6 @@ let browser: Browser;
 let organizationId: string;
 let member: { userId: string };
 let serverUrl: string;
-let redirectPort = 34500;
 
 const IDP_CLIENT = { id: "north-at-firm", secret: "idp-client-secret-value" };
 
@@ -76,7 +76,7 @@ afterAll(async () => {
 });
 
 const newPage = async (): Promise<Page> => (await browser.newContext()).newPage();
-const nextClient = () => new TestOAuthClient(`http://127.0.0.1:${redirectPort++}/callback`);
+const nextClient = async () => new TestOAuthClient(await loopbackRedirectUri());
 
 async function auditRows(tool: string) {
   return db.owner.client<
@@ -94,7 +94,7 @@ async function throughIdp(page: Page, email: string, login: string) {
 
 describe("sign-in through the organisation's identity provider", () => {
   it("finds the IdP by email domain, maps the verified identity to the member and binds it", async () => {
-    const client = nextClient();
+    const client = await nextClient();
     let consentText = "";
     const { result } = await connect(serverUrl, client, await newPage(), async (page) => {
       await throughIdp(page, "avocate@firm.example", "avocate@firm.example");
@@ -128,7 +128,7 @@ describe("sign-in through the organisation's identity provider", () => {
 
   it("refuses another IdP account that claims a bound member's email", async () => {
     const page = await newPage();
-    const client = nextClient();
+    const client = await nextClient();
     const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     expect(await auth(client, { serverUrl })).toBe("REDIRECT");
     await page.goto(String(client.authorizationUrl));
@@ -143,7 +143,7 @@ describe("sign-in through the organisation's identity provider", () => {
 
   it("refuses a person who is not a member, with a clear page and no grant", async () => {
     const page = await newPage();
-    const client = nextClient();
+    const client = await nextClient();
     const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     expect(await auth(client, { serverUrl })).toBe("REDIRECT");
     const response = page.waitForResponse((r) => r.url().includes("/sign-in/callback"));
@@ -162,7 +162,7 @@ describe("sign-in through the organisation's identity provider", () => {
 
   it("refuses an identity whose email the IdP has not verified", async () => {
     const page = await newPage();
-    const client = nextClient();
+    const client = await nextClient();
     const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     expect(await auth(client, { serverUrl })).toBe("REDIRECT");
     await page.goto(String(client.authorizationUrl));
@@ -195,7 +195,7 @@ describe("sign-in through the organisation's identity provider", () => {
       )[0]?.count;
     const sessionsBefore = await sessions();
     const page = await newPage();
-    const client = nextClient();
+    const client = await nextClient();
     const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     expect(await auth(client, { serverUrl })).toBe("REDIRECT");
     await page.goto(String(client.authorizationUrl));
@@ -213,7 +213,7 @@ describe("sign-in through the organisation's identity provider", () => {
 
   it("an email whose domain no organisation claims gets the form again with an explanation", async () => {
     const page = await newPage();
-    const client = nextClient();
+    const client = await nextClient();
     const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
     expect(await auth(client, { serverUrl })).toBe("REDIRECT");
     await page.goto(String(client.authorizationUrl));

@@ -190,6 +190,14 @@ export class TestOAuthClient implements OAuthClientProvider {
 }
 
 /**
+ * A loopback redirect URI on a port free right now, as a native client (Claude Code, MCP
+ * Inspector) picks one. Fixed ports collided with ports other suites had picked.
+ */
+export async function loopbackRedirectUri(): Promise<string> {
+  return `http://127.0.0.1:${await freePort()}/callback`;
+}
+
+/**
  * Follows an authorization URL in the browser until the client's loopback redirect URI is
  * reached — a listener on its port catches it, as Claude Code's or MCP Inspector's does —
  * running `steps` on the pages in between. Returns the redirect URL (with `code` or `error`).
@@ -216,7 +224,11 @@ export async function authorizeInBrowser(
     res.writeHead(200, { "content-type": "text/plain" }).end("back in the client");
     resolveLanded(url);
   });
-  await new Promise<void>((resolve) => listener.listen(Number(target.port), "127.0.0.1", resolve));
+  // A port already taken fails here at once, instead of a test waiting out its timeout.
+  await new Promise<void>((resolve, reject) => {
+    listener.once("error", reject);
+    listener.listen(Number(target.port), "127.0.0.1", resolve);
+  });
   try {
     await page.goto(authorizationUrl.toString());
     await steps(page);
