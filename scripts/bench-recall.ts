@@ -16,8 +16,7 @@
  * one JSON object; `--misses` lists every query that scored below 1.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -25,15 +24,12 @@ import {
   addMember,
   connectDatabase,
   createOrganization,
-  migrateDatabase,
   type OrganizationLanguage,
-  provisionDatabase,
   setOrganizationLanguage,
   withOrganization,
 } from "@north/db";
-import { startEmbeddedPostgres } from "@north/db/embedded";
 import { buildMcpApp, createLogger, createRateLimiter, type Principal } from "@north/mcp-server";
-import postgres from "postgres";
+import { createBenchDatabase } from "./bench-database.ts";
 
 interface FixtureMemory {
   id: string;
@@ -70,33 +66,11 @@ const recallAt = (expected: string[], got: string[]) =>
   Math.min(expected.length, LIMIT);
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / (values.length || 1);
 
-const scratch = await mkdtemp(path.join(tmpdir(), "north-bench-recall-"));
-const embedded = process.env.DATABASE_URL
-  ? undefined
-  : await startEmbeddedPostgres({
-      dataDir: path.join(scratch, "pg"),
-      password: randomBytes(12).toString("hex"),
-      persistent: false,
-    });
-const serverUrl = process.env.DATABASE_URL ?? embedded?.url("postgres") ?? "";
-const dbName = `north_bench_recall_${randomBytes(3).toString("hex")}`;
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`CREATE DATABASE ${dbName}`);
-const ownerUrl = new URL(serverUrl);
-ownerUrl.pathname = `/${dbName}`;
-const login = { user: "north_app_bench", password: randomBytes(12).toString("hex") };
-const appUrl = new URL(ownerUrl);
-appUrl.username = login.user;
-appUrl.password = login.password;
+const bench = await createBenchDatabase("north_bench_recall");
 
 try {
-  await migrateDatabase(ownerUrl.toString());
-  await provisionDatabase(ownerUrl.toString(), {
-    loginUser: login.user,
-    loginPassword: login.password,
-  });
-  const owner = connectDatabase(ownerUrl.toString(), { max: 2 });
-  const app = connectDatabase(appUrl.toString(), { max: 4 });
+  const owner = connectDatabase(bench.ownerUrl, { max: 2 });
+  const app = connectDatabase(bench.appUrl, { max: 4 });
   const principals = new Map<string, Principal>();
   const mcp = buildMcpApp({
     db: app.db,
@@ -234,7 +208,7 @@ try {
     console.log(JSON.stringify({ limit: LIMIT, counts, figures, misses }));
   } else {
     console.log(
-      `\nRecall@${LIMIT} on test/fixtures/retrieval (fr: ${counts.fr?.memories} memories, ${counts.fr?.queries} queries; en: ${counts.en?.memories} memories, ${counts.en?.queries} queries), PostgreSQL at ${embedded ? "embedded" : "DATABASE_URL"}\n`,
+      `\nRecall@${LIMIT} on test/fixtures/retrieval (fr: ${counts.fr?.memories} memories, ${counts.fr?.queries} queries; en: ${counts.en?.memories} memories, ${counts.en?.queries} queries), PostgreSQL at ${bench.embedded ? "embedded" : "DATABASE_URL"}\n`,
     );
     console.log("| search | fr | en | overall |");
     console.log("|---|---|---|---|");
@@ -254,8 +228,5 @@ try {
   await app.close();
   await owner.close();
 } finally {
-  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
-  await embedded?.stop();
-  await rm(scratch, { recursive: true, force: true });
+  await bench.drop();
 }

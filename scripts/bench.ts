@@ -18,18 +18,9 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import {
-  addMember,
-  connectDatabase,
-  createApiToken,
-  createOrganization,
-  migrateDatabase,
-  provisionDatabase,
-} from "@north/db";
-import { startEmbeddedPostgres } from "@north/db/embedded";
+import { addMember, connectDatabase, createApiToken, createOrganization } from "@north/db";
 import {
   buildMcpApp,
   createLogger,
@@ -37,16 +28,14 @@ import {
   type Principal,
   startHttpServer,
 } from "@north/mcp-server";
-import postgres from "postgres";
+import { createBenchDatabase } from "./bench-database.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
 import { benchRecallScale } from "./bench-scale.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const ATTACKERS = 12;
-const LOGIN = { user: "north_app_bench", password: randomBytes(12).toString("hex") };
 const AUDIT_KEY = randomBytes(32).toString("hex");
-const scratch = await mkdtemp(path.join(tmpdir(), "north-bench-"));
 
 interface Figures {
   callsPerSecond: number;
@@ -71,30 +60,11 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
   });
 }
 
-const embedded = process.env.DATABASE_URL
-  ? undefined
-  : await startEmbeddedPostgres({
-      dataDir: path.join(scratch, "pg"),
-      password: randomBytes(12).toString("hex"),
-      persistent: false,
-    });
-const serverUrl = process.env.DATABASE_URL ?? embedded?.url("postgres") ?? "";
-const dbName = `north_bench_${randomBytes(3).toString("hex")}`;
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`CREATE DATABASE ${dbName}`);
-const ownerUrl = new URL(serverUrl);
-ownerUrl.pathname = `/${dbName}`;
-const appUrl = new URL(ownerUrl);
-appUrl.username = LOGIN.user;
-appUrl.password = LOGIN.password;
+const bench = await createBenchDatabase("north_bench");
+const { scratch, ownerUrl, appUrl } = bench;
 
 try {
-  await migrateDatabase(ownerUrl.toString());
-  await provisionDatabase(ownerUrl.toString(), {
-    loginUser: LOGIN.user,
-    loginPassword: LOGIN.password,
-  });
-  const owner = connectDatabase(ownerUrl.toString(), { max: 2 });
+  const owner = connectDatabase(ownerUrl, { max: 2 });
   const org = await createOrganization(owner.db, { name: "Bench" });
   // Separate lawyers for each workload, so reads see a fixed ten-entry profile however many
   // rows the save phase wrote.
@@ -177,7 +147,7 @@ try {
   }
 
   // The same pool settings as `north serve`: ten connections, a 5 s statement timeout.
-  const app = connectDatabase(appUrl.toString(), {
+  const app = connectDatabase(appUrl, {
     max: 10,
     applicationName: "north-bench",
     statementTimeoutMs: 5_000,
@@ -303,7 +273,7 @@ COMMIT;
       "-l",
       "--log-prefix",
       path.join(logDir, "tx"),
-      appUrl.toString(),
+      appUrl,
     ]);
     const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
     const latencies: number[] = [];
@@ -363,7 +333,7 @@ COMMIT;
   }
   if (rows.length > 0) {
     console.log(
-      `\nNorth MCP vs raw SQL (pgbench), ${CLIENTS} clients, ${SECONDS} s each, PostgreSQL at ${embedded ? "embedded" : "DATABASE_URL"}\n`,
+      `\nNorth MCP vs raw SQL (pgbench), ${CLIENTS} clients, ${SECONDS} s each, PostgreSQL at ${bench.embedded ? "embedded" : "DATABASE_URL"}\n`,
     );
     console.log(
       "| workload | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
@@ -450,8 +420,5 @@ SELECT set_config('north.organization_id', '${scaleOrg.id}', true), set_config('
   await app.close();
   await owner.close();
 } finally {
-  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
-  await embedded?.stop();
-  await rm(scratch, { recursive: true, force: true });
+  await bench.drop();
 }

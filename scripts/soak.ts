@@ -16,8 +16,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync } from "node:fs";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import {
   addMember,
@@ -25,11 +24,8 @@ import {
   createApiToken,
   createOrganization,
   freePort,
-  migrateDatabase,
-  provisionDatabase,
 } from "@north/db";
-import { startEmbeddedPostgres } from "@north/db/embedded";
-import postgres from "postgres";
+import { createBenchDatabase } from "./bench-database.ts";
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 8);
@@ -40,8 +36,6 @@ const RSS_EVERY_MS = 2_000;
 const WINDOW_S = Math.min(30, SECONDS / 10);
 const ROOT = path.resolve(import.meta.dirname, "..");
 const CLI = path.join(ROOT, "apps/mcp-server/src/cli/main.ts");
-const LOGIN = { user: "north_app_soak", password: randomBytes(12).toString("hex") };
-const scratch = await mkdtemp(path.join(tmpdir(), "north-soak-"));
 
 /** The server's resident set, from /proc (Linux), in MiB. */
 async function rssMiB(pid: number): Promise<number> {
@@ -83,32 +77,13 @@ async function waitReady(base: string, child: ChildProcess, ms = 30_000): Promis
   throw new Error("north serve did not become ready");
 }
 
-const embedded = process.env.DATABASE_URL
-  ? undefined
-  : await startEmbeddedPostgres({
-      dataDir: path.join(scratch, "pg"),
-      password: randomBytes(12).toString("hex"),
-      persistent: false,
-    });
-const serverUrl = process.env.DATABASE_URL ?? embedded?.url("postgres") ?? "";
-const dbName = `north_soak_${randomBytes(3).toString("hex")}`;
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`CREATE DATABASE ${dbName}`);
-const ownerUrl = new URL(serverUrl);
-ownerUrl.pathname = `/${dbName}`;
-const appUrl = new URL(ownerUrl);
-appUrl.username = LOGIN.user;
-appUrl.password = LOGIN.password;
+const bench = await createBenchDatabase("north_soak");
+const { scratch } = bench;
 
 let server: ChildProcess | undefined;
 try {
-  await migrateDatabase(ownerUrl.toString());
-  await provisionDatabase(ownerUrl.toString(), {
-    loginUser: LOGIN.user,
-    loginPassword: LOGIN.password,
-  });
   // Two lawyers per organisation, so the tenant gate (3 per organisation) never refuses one.
-  const owner = connectDatabase(ownerUrl.toString(), { max: 2 });
+  const owner = connectDatabase(bench.ownerUrl, { max: 2 });
   const tokens: string[] = [];
   let organizationId = "";
   for (let i = 0; i < CLIENTS; i++) {
@@ -138,7 +113,7 @@ try {
     cwd: ROOT,
     env: {
       ...env,
-      DATABASE_APP_URL: appUrl.toString(),
+      DATABASE_APP_URL: bench.appUrl,
       NORTH_HOME: path.join(scratch, "home"),
       NORTH_AUDIT_KEY: randomBytes(24).toString("hex"),
       NORTH_SECRET_KEY: randomBytes(24).toString("hex"),
@@ -241,8 +216,5 @@ try {
   for (const sample of result.errorSamples) console.log(`error: ${sample}`);
 } finally {
   if (server) await stopServer(server);
-  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-  await admin.end();
-  await embedded?.stop();
-  await rm(scratch, { recursive: true, force: true });
+  await bench.drop();
 }
