@@ -77,9 +77,7 @@ export { freePort } from "./free-port.ts";
 export {
   type ForgetResult,
   type ForgetTarget,
-  FULLTEXT_CANDIDATES,
   forgetMemories,
-  fuseRankings,
   type HeldMemory,
   MAX_SUPERSEDES,
   memoriesHeld,

@@ -363,7 +363,7 @@ async function rankedByMeaning(
  * Reciprocal rank fusion of ranked id lists: each list gives its n-th id 1 / (RRF_K + n); the
  * highest sum first, the newer memory first on a tie (SPEC §5: recency breaks ties).
  */
-export function fuseRankings(lists: string[][], createdAt: ReadonlyMap<string, Date>): string[] {
+function fuseRankings(lists: string[][], createdAt: ReadonlyMap<string, Date>): string[] {
   const scores = new Map<string, number>();
   for (const list of lists) {
     list.forEach((id, index) => {

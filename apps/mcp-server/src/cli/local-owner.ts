@@ -23,7 +23,7 @@ const lockPath = (home: string) => path.join(home, "lifecycle.lock");
 const postmasterPidPath = (home: string) => path.join(home, "pg", "postmaster.pid");
 
 /** True if a process with this pid exists (EPERM: it exists, but belongs to another user). */
-export function processAlive(pid: number): boolean {
+function processAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
