@@ -245,7 +245,9 @@ export function createMcpServer(
       });
       if (authorized === "unavailable") {
         deps.metrics?.toolCall(tool.name, "unavailable", (deps.now() - started) / 1000);
-        return unavailableToolResult(tool, call.params.arguments);
+        // The receipt echoes fields of the input (a question id): only once they are valid.
+        const input = tool.inputSchema.safeParse(call.params.arguments ?? {});
+        return unavailableToolResult(tool, input.success ? input.data : {});
       }
       if (!authorized) {
         throw new McpError(-32001, "Unauthorized: the token expired or was revoked.");
