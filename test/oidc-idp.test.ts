@@ -184,5 +184,7 @@ describe("test identity provider process lifecycle", () => {
     const exited = once(child, "exit");
     child.stdin.end();
     expect(await exited).toEqual([0, null]);
-  });
+    // Two IdP starts under Node: under the whole suite on two cores one start alone has taken
+    // over 20 s (support/oidc-idp.ts), so the default 60 s is too tight for both.
+  }, 180_000);
 });
