@@ -149,6 +149,11 @@ function describeIssues(error: ZodError): string {
  * fault. Each handler below parses its request with `parseRequest`, which answers -32602.
  */
 const methodOnly = <M extends string>(method: M) => z.looseObject({ method: z.literal(method) });
+/** Built once: a zod schema costs more to build than to run, and every request registers these. */
+const TOOLS_LIST = methodOnly("tools/list");
+const TOOLS_CALL = methodOnly("tools/call");
+const PROMPTS_LIST = methodOnly("prompts/list");
+const PROMPTS_GET = methodOnly("prompts/get");
 
 /** The request as the SDK's schema reads it, or a -32602 Invalid params naming what is wrong. */
 function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.output<S> {
@@ -221,12 +226,12 @@ export function createMcpServer(
     jsonSchemaValidator: sharedValidator,
   });
 
-  server.setRequestHandler(methodOnly("tools/list"), async (message) => {
+  server.setRequestHandler(TOOLS_LIST, async (message) => {
     parseRequest(ListToolsRequestSchema, message);
     return { tools: [...tools.values()].map(describeTool) };
   });
 
-  server.setRequestHandler(methodOnly("tools/call"), async (message) => {
+  server.setRequestHandler(TOOLS_CALL, async (message) => {
     const started = deps.now();
     const call = parseRequest(CallToolRequestSchema, message);
     const tool = tools.get(call.params.name);
@@ -292,12 +297,12 @@ export function createMcpServer(
     }
   });
 
-  server.setRequestHandler(methodOnly("prompts/list"), async (message) => {
+  server.setRequestHandler(PROMPTS_LIST, async (message) => {
     parseRequest(ListPromptsRequestSchema, message);
     return { prompts: [...prompts.values()].map(describePrompt) };
   });
 
-  server.setRequestHandler(methodOnly("prompts/get"), async (message) => {
+  server.setRequestHandler(PROMPTS_GET, async (message) => {
     const get = parseRequest(GetPromptRequestSchema, message);
     const prompt = prompts.get(get.params.name);
     if (!prompt) {

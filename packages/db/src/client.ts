@@ -79,7 +79,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
       ...(options.transactionPooler ? {} : timeouts),
     },
   });
-  const db = drizzle(client, { schema });
+  const db = drizzle(options.transactionPooler ? client : preparing(client), { schema });
   if (options.transactionPooler && options.statementTimeoutMs) {
     perTransactionTimeouts.set(db, options.statementTimeoutMs);
   }
@@ -88,6 +88,35 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     client,
     close: () => endWithin(client, closeTimeoutS),
   };
+}
+
+/**
+ * The client as Drizzle should see it: every statement Drizzle sends is a named prepared
+ * statement, kept per connection by postgres.js (decision 026). Drizzle prepares only the
+ * queries given a name with `.prepare()`, and postgres.js sends any other statement that has
+ * parameters as Parse and Describe, waits for the answer, then binds: two round trips and a
+ * fresh parse and plan in PostgreSQL for every statement of every request. Prepared, a
+ * statement is parsed once per connection and then costs one round trip. Drizzle's statements
+ * are fixed texts with parameters, so the set postgres.js keeps stays as small as the code.
+ * Transactions and savepoints hand Drizzle a client of their own: it is wrapped the same way.
+ */
+function preparing(sql: postgres.Sql): postgres.Sql {
+  return new Proxy(sql, {
+    get(target, property, receiver) {
+      if (property === "unsafe") {
+        return (query: string, args?: unknown[], options?: Record<string, unknown>) =>
+          target.unsafe(query, args as never, { ...options, prepare: true });
+      }
+      if (property === "begin" || property === "savepoint") {
+        const open = Reflect.get(target, property, receiver) as (...a: unknown[]) => unknown;
+        return (...args: unknown[]) => {
+          const work = args.pop() as (inner: postgres.Sql) => unknown;
+          return open.call(target, ...args, (inner: postgres.Sql) => work(preparing(inner)));
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
 }
 
 /**
