@@ -405,7 +405,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory("recall", "finds a French memory by a French word"),
     mutation: {
       file: DEFINERS,
-      find: "  v_every := public.north_search_query(v_language, p_query, true);\n  IF v_every IS NULL THEN\n    RETURN;\n  END IF;\n  v_some := public.north_search_query(v_language, p_query, false);",
+      find: "  v_every := public.north_search_query(v_language, p_query, true, v_prefix);\n  IF v_every IS NULL THEN\n    RETURN;\n  END IF;\n  v_some := public.north_search_query(v_language, p_query, false, v_prefix);",
       replace:
         "  v_every := pg_catalog.websearch_to_tsquery('simple'::regconfig, p_query);\n  IF v_every IS NULL THEN\n    RETURN;\n  END IF;\n  v_some := pg_catalog.websearch_to_tsquery('simple'::regconfig, replace(p_query, ' ', ' or '));",
       why: "full-text queries read word for word ('simple') against the stemmed, accent-folded index",

@@ -144,7 +144,7 @@ try {
     };
     const languageAware = async (q: string, some: boolean, exclude: string[] = []) => {
       const rows = await owner.client<{ id: string }[]>`
-        select id from memories, (select public.north_search_query(${language}, ${q}, ${!some}) as q) t
+        select id from memories, (select public.north_search_query(${language}, ${q}, ${!some}, public.north_tenant_prefix(${org.id})) as q) t
         where organization_id = ${org.id} and search @@ q and not (id = any(${exclude}::uuid[]))
         order by ts_rank(search, q) desc, created_at desc limit ${LIMIT - exclude.length}`;
       return rows.map((r) => r.id);

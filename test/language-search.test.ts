@@ -249,8 +249,8 @@ describe("upgrading from the release before language-aware search (0010–0012)"
     expect(await found("licenciement")).not.toContain("licenciées");
     const [index] = await old.owner.client`
       select indexdef from pg_indexes
-      where tablename = 'memories' and indexname = 'memories_organization_search'`;
-    expect(index?.indexdef).toMatch(/USING gin \(organization_id, search\)/);
+      where tablename = 'memories' and indexname = 'memories_tenant_search'`;
+    expect(index?.indexdef).toMatch(/USING gin \(search\)/);
     const [held] = await old.owner.client`
       select count(*)::int as n from memories where language = 'en' and search <> ''::tsvector`;
     expect(held?.n).toBe(2);

@@ -115,7 +115,7 @@ describe("full-text recall under row-level security", () => {
       await db.owner.client`select pg_stat_clear_snapshot()`;
       const rows = await db.owner.client<{ name: string; scans: string }[]>`
         select indexrelname as name, idx_scan as scans from pg_stat_user_indexes
-        where indexrelname in ('memories_organization_search', 'memories_newest')`;
+        where indexrelname in ('memories_tenant_search', 'memories_newest')`;
       return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
     };
     // One connection, so the statistics flushed are the recall's own.
@@ -134,9 +134,7 @@ describe("full-text recall under row-level security", () => {
         "Routine note 7 about matter 7 zygomorphic",
       ]);
       const afterRare = await scans();
-      expect(afterRare.memories_organization_search).toBeGreaterThan(
-        before.memories_organization_search ?? 0,
-      );
+      expect(afterRare.memories_tenant_search).toBeGreaterThan(before.memories_tenant_search ?? 0);
       const newest = await recallAs();
       expect(newest.mode).toBe("recency");
       expect(newest.memories[0]?.body).toBe("Routine note 1 about matter 1");
@@ -144,5 +142,48 @@ describe("full-text recall under row-level security", () => {
     } finally {
       await app.close();
     }
+  });
+
+  /**
+   * Decision 027: each lexeme carries its organisation's tag, so the GIN index's posting list
+   * for a word holds one organisation's matches. With the index led by organization_id instead
+   * (btree_gin, decision 021), a lookup read and intersected the organisation's every entry, a
+   * cost that grew with the organisation; with an untagged index it read every organisation's
+   * matches of the word.
+   */
+  it("looks a word up among its own organisation's index entries only", async () => {
+    const crowded = await createWorkspace(db.owner.db);
+    const quiet = await createWorkspace(db.owner.db);
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+      select ${crowded.member.organizationId}, ${crowded.member.userId}, 'fact', 'stated',
+             'Escrow note ' || g || ' about the quillwort clause', 'seed', now() + interval '90 days'
+      from generate_series(1, 3000) g`;
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+      values (${quiet.member.organizationId}, ${quiet.member.userId}, 'fact', 'stated',
+              'The quillwort clause was struck', 'seed', now() + interval '90 days')`;
+    await db.owner.client`vacuum analyze memories`;
+    const plan = async (organizationId: string) => {
+      const [row] = await db.owner.client<{ "QUERY PLAN": unknown }[]>`
+        explain (analyze, format json)
+        select id from memories
+        where search @@ public.north_search_query('en', 'quillwort', true, public.north_tenant_prefix(${organizationId}))`;
+      return JSON.stringify(row?.["QUERY PLAN"]);
+    };
+    const indexRows = (json: string) =>
+      Number(/"Index Name":"memories_tenant_search".*?"Actual Rows":([\d.]+)/.exec(json)?.[1]);
+    const quietPlan = await plan(quiet.member.organizationId);
+    expect(quietPlan).toContain("memories_tenant_search");
+    expect(indexRows(quietPlan)).toBe(1);
+    // And the tool finds the quiet organisation's one memory, not the crowded one's.
+    const found = await withTenant(db.app.db, quiet.member, (tx) =>
+      recallMemories(tx, {
+        organizationId: quiet.member.organizationId,
+        query: "quillwort",
+        limit: 5,
+      }),
+    );
+    expect(found.memories.map((m) => m.body)).toEqual(["The quillwort clause was struck"]);
   });
 });

@@ -584,7 +584,9 @@ export const FULLTEXT_CANDIDATES_FUNCTION = "memory_fulltext_candidates";
  * (`north.organization_id`), never an argument, so no caller can name another organisation; the
  * caller then reads the rows themselves under RLS. `EXECUTE … USING` plans each call with the
  * actual query, so the planner picks between the GIN index (a rare word) and walking
- * `memories_newest` (a common one) on real estimates instead of a cached generic plan.
+ * `memories_newest` (a common one) on real estimates instead of a cached generic plan. The
+ * query's lexemes carry the organisation's tag, as `memories.search` does (decision 027), so
+ * the index's posting lists are this organisation's matches alone.
  */
 const fulltextCandidates = definerFunction({
   name: FULLTEXT_CANDIDATES_FUNCTION,
@@ -598,6 +600,7 @@ const fulltextCandidates = definerFunction({
   body: `DECLARE
   v_organization_id uuid := nullif(current_setting('north.organization_id', true), '')::uuid;
   v_language text;
+  v_prefix text;
   v_every tsquery;
   v_some tsquery;
 BEGIN
@@ -605,11 +608,12 @@ BEGIN
     RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
   END IF;
   SELECT o.language INTO v_language FROM public.organizations o WHERE o.id = v_organization_id;
-  v_every := public.north_search_query(v_language, p_query, true);
+  v_prefix := public.north_tenant_prefix(v_organization_id);
+  v_every := public.north_search_query(v_language, p_query, true, v_prefix);
   IF v_every IS NULL THEN
     RETURN;
   END IF;
-  v_some := public.north_search_query(v_language, p_query, false);
+  v_some := public.north_search_query(v_language, p_query, false, v_prefix);
   IF v_some::text = v_every::text THEN
     v_some := NULL; -- one word: "some of the words" would find the same memories again
   END IF;

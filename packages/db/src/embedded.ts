@@ -23,6 +23,8 @@ export interface EmbeddedPostgresOptions {
   password: string;
   /** Remove the data folder on stop: test runs use this, `bun run start` does not. */
   persistent: boolean;
+  /** Server settings for this start (`-c name=value`), such as the benchmarks' `shared_buffers`. */
+  settings?: Record<string, string>;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -55,6 +57,10 @@ export async function startEmbeddedPostgres(
     authMethod: "scram-sha-256",
     persistent: options.persistent,
     createPostgresUser: isRoot,
+    postgresFlags: Object.entries(options.settings ?? {}).flatMap(([name, value]) => [
+      "-c",
+      `${name}=${value}`,
+    ]),
     onLog: (message: string) => {
       logs.push(message);
       if (logs.length > 200) logs.shift();

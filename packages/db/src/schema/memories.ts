@@ -52,9 +52,11 @@ export const memories = pgTable(
     embeddingModel: text("embedding_model"),
     language: text("language", { enum: ORGANIZATION_LANGUAGES }).notNull().default("en"),
     // Two analyses of the body, so a query matches with or without its accents (decision 018):
-    // stemmed then folded (the French stemmer reads accents), and folded then stemmed.
+    // stemmed then folded (the French stemmer reads accents), and folded then stemmed. Each
+    // lexeme carries the organisation's tag (decision 027), so the GIN index's entries are per
+    // organisation and word; queries come tagged from north_search_query(…, prefix).
     search: tsvector("search").generatedAlwaysAs(
-      sql`public.north_unaccent_lexemes(to_tsvector(public.north_search_config(language), coalesce(body, ''))) || to_tsvector(public.north_search_config(language), public.north_unaccent(coalesce(body, '')))`,
+      sql`public.north_tenant_lexemes(organization_id, public.north_unaccent_lexemes(to_tsvector(public.north_search_config(language), coalesce(body, ''))) || to_tsvector(public.north_search_config(language), public.north_unaccent(coalesce(body, ''))))`,
     ),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
@@ -80,9 +82,9 @@ export const memories = pgTable(
     index("memories_newest").on(t.organizationId, t.createdAt.desc().nullsFirst()),
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
     index("memories_expiry").on(t.expiresAt),
-    // Led by the organisation (btree_gin, migration 0016): a recall reads only its own
-    // organisation's matches from the index, whatever other organisations hold (decision 021).
-    index("memories_organization_search").using("gin", t.organizationId, t.search),
+    // Tagged lexemes (decision 027): a word's posting list is one organisation's matches, so a
+    // recall reads neither other organisations' matches nor its own organisation's every row.
+    index("memories_tenant_search").using("gin", t.search),
     check("memories_kind_valid", sql`${t.kind} in ('fact', 'observation')`),
     check("memories_origin_valid", sql`${t.origin} in ('stated', 'inferred')`),
     check("memories_language_valid", sql`${t.language} in ('en', 'fr')`),
