@@ -571,11 +571,42 @@ END`,
 export const FULLTEXT_CANDIDATES_FUNCTION = "memory_fulltext_candidates";
 
 /**
+ * One tier of full-text recall, as the dynamic SQL `memory_fulltext_candidates` runs: of the
+ * tenant's ($2) live memories, optionally one subject ($3, $4), the newest $6 matching the
+ * tsquery $1, best `ts_rank` first, at most $5, as two arrays in that order (ids, ranks).
+ * `also` adds a condition, such as leaving out the ids already found ($7).
+ */
+function rankedSql(also: string): string {
+  return `$q$
+    SELECT pg_catalog.array_agg(c.id ORDER BY c.rank DESC, c.created_at DESC),
+           pg_catalog.array_agg(c.rank ORDER BY c.rank DESC, c.created_at DESC)
+    FROM (
+      SELECT c.id, pg_catalog.ts_rank(c.search, $1) AS rank, c.created_at
+      FROM (
+        SELECT m.id, m.search, m.created_at
+        FROM public.memories m
+        WHERE m.organization_id = $2
+          AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL
+          AND m.expires_at > pg_catalog.now()
+          AND ($3::text IS NULL OR m.subject_fingerprint = $3)
+          AND ($4::text IS NULL OR m.subject_type = $4)
+          AND m.search @@ $1 ${also}
+        ORDER BY m.created_at DESC
+        LIMIT $6
+      ) c
+      ORDER BY rank DESC, c.created_at DESC
+      LIMIT $5
+    ) c$q$`;
+}
+
+/**
  * Full-text recall's ranked list (decisions 018 and 021), in one call: of the transaction
  * tenant's live memories (of one subject, if given), the newest `p_candidates` matching every
  * word of `p_query` (stemmed in the organisation's language, accents folded), best `ts_rank`
  * first; when fewer than `p_depth` have every word, the places left go to the newest
- * `p_candidates` having some of the words, ranked after them. Rows come in that order.
+ * `p_candidates` having some of the words, ranked after them. Rows come in that order. The
+ * second tier is planned only when it is needed: a one-word query, or one whose every-word list
+ * is full, plans one statement.
  *
  * Why a definer function: under row-level security PostgreSQL may use an index for a condition
  * only if its operator is leakproof, and the text-search match (`@@`) is not, so the app role
@@ -603,6 +634,10 @@ const fulltextCandidates = definerFunction({
   v_prefix text;
   v_every tsquery;
   v_some tsquery;
+  v_depth integer := least(greatest(p_depth, 1), 100);
+  v_candidates integer := least(greatest(p_candidates, 1), 1000);
+  v_ids uuid[];
+  v_ranks real[];
 BEGIN
   IF v_organization_id IS NULL THEN
     RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
@@ -613,47 +648,30 @@ BEGIN
   IF v_every IS NULL THEN
     RETURN;
   END IF;
+  EXECUTE ${rankedSql("")}
+  INTO v_ids, v_ranks
+  USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates;
+  RETURN QUERY
+    SELECT u.id, u.rank
+    FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_ranks)) WITH ORDINALITY AS u(id, rank, n)
+    ORDER BY u.n;
+  IF coalesce(pg_catalog.cardinality(v_ids), 0) >= v_depth THEN
+    RETURN;
+  END IF;
+  -- Places left: the memories having some of the words. Asked only now, so a recall whose
+  -- every-word list is full (or whose query is one word) plans one statement, not two.
   v_some := public.north_search_query(v_language, p_query, false, v_prefix);
   IF v_some::text = v_every::text THEN
-    v_some := NULL; -- one word: "some of the words" would find the same memories again
+    RETURN; -- one word: "some of the words" would find the same memories again
   END IF;
-  RETURN QUERY EXECUTE $q$
-    WITH live AS NOT MATERIALIZED (
-      SELECT m.id, m.search, m.created_at
-      FROM public.memories m
-      WHERE m.organization_id = $3
-        AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL
-        AND m.expires_at > pg_catalog.now()
-        AND ($4::text IS NULL OR m.subject_fingerprint = $4)
-        AND ($5::text IS NULL OR m.subject_type = $5)
-    ),
-    every_word AS (
-      SELECT c.id, pg_catalog.ts_rank(c.search, $1) AS rank, c.created_at
-      FROM (SELECT * FROM live WHERE live.search @@ $1 ORDER BY live.created_at DESC LIMIT $7) c
-      ORDER BY rank DESC, c.created_at DESC
-      LIMIT $6
-    ),
-    some_words AS (
-      SELECT c.id, pg_catalog.ts_rank(c.search, $2) AS rank, c.created_at
-      FROM (
-        SELECT * FROM live
-        WHERE $2 IS NOT NULL AND live.search @@ $2
-          AND live.id NOT IN (SELECT e.id FROM every_word e)
-        ORDER BY live.created_at DESC LIMIT $7
-      ) c
-      WHERE (SELECT pg_catalog.count(*) FROM every_word) < $6
-      ORDER BY rank DESC, c.created_at DESC
-      LIMIT $6
-    )
-    SELECT r.id, r.rank FROM (
-      SELECT e.id, e.rank, e.created_at, 1 AS tier FROM every_word e
-      UNION ALL
-      SELECT s.id, s.rank, s.created_at, 2 AS tier FROM some_words s
-    ) r
-    ORDER BY r.tier, r.rank DESC, r.created_at DESC
-    LIMIT $6$q$
-  USING v_every, v_some, v_organization_id, p_subject_fingerprint, p_subject_type,
-        least(greatest(p_depth, 1), 100), least(greatest(p_candidates, 1), 1000);
+  EXECUTE ${rankedSql("AND m.id <> ALL ($7)")}
+  INTO v_ids, v_ranks
+  USING v_some, v_organization_id, p_subject_fingerprint, p_subject_type,
+        v_depth - coalesce(pg_catalog.cardinality(v_ids), 0), v_candidates, coalesce(v_ids, '{}');
+  RETURN QUERY
+    SELECT u.id, u.rank
+    FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_ranks)) WITH ORDINALITY AS u(id, rank, n)
+    ORDER BY u.n;
 END`,
 });
 
