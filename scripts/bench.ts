@@ -360,7 +360,7 @@ COMMIT;
         if (f.errors > 0) throw new Error(`${f.errors} recall-scale calls failed`);
         const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
         console.error(
-          `scale: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / r.calls).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / r.calls).toFixed(2)} ms in the clients`,
+          `scale: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
         );
         return f;
       },
