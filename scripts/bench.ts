@@ -222,7 +222,7 @@ try {
     if (r.errors > 0) throw new Error(`${r.errors} ${workload} calls failed`);
     const cpu = process.cpuUsage(cpuBefore);
     console.error(
-      `${workload}: server cpu ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s, client cpu ${r.cpuSeconds.toFixed(1)} s over ${r.elapsed.toFixed(1)} s`,
+      `${workload}: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
     );
     return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99 };
   };
