@@ -1,12 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { Writable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tenant } from "@north/db";
 import {
   buildMcpApp,
   type Capability,
-  createLogger,
   createRateLimiter,
   type Embedder,
   type MetricsAccess,
@@ -16,6 +14,7 @@ import {
 } from "@north/mcp-server";
 import { afterAll, beforeAll } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { capturingLogger } from "./logs.ts";
 
 export const ALL_SCOPES: Scope[] = ["profile:write", "memory:read", "memory:write", "admin"];
 export const TEST_AUDIT_KEY = "test-audit-key-for-north-suites";
@@ -58,16 +57,7 @@ export interface TestAppOptions {
  */
 export function createTestApp(options: TestAppOptions): TestApp {
   const principals = new Map<string, Principal>();
-  const logs: string[] = [];
-  const logger = createLogger({
-    level: "debug",
-    stream: new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const { logger, logs } = capturingLogger("debug");
   const limiter =
     options.limiter ?? createRateLimiter({ writesPerMinute: 10_000, readsPerMinute: 10_000 });
   const app = buildMcpApp({

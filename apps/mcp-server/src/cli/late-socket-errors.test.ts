@@ -1,6 +1,5 @@
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogger } from "../logger.ts";
+import { capturingLogger } from "../../../../test/support/logs.ts";
 import { isLateSocketError, survivingLateSocketErrors } from "./late-socket-errors.ts";
 
 const socketError = (code: string, syscall: string) =>
@@ -23,16 +22,7 @@ describe("late socket errors", () => {
   });
 
   it("logs and drops a late socket error, and ends the process with 1 on anything else", () => {
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: "info",
-      stream: new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      }),
-    });
+    const { logger, logs: lines } = capturingLogger("info");
     const exits: number[] = [];
     installed = survivingLateSocketErrors(logger, (code) => exits.push(code));
     installed(socketError("ECONNRESET", "read"));

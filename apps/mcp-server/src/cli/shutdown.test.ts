@@ -1,21 +1,11 @@
 import { EventEmitter } from "node:events";
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../logger.ts";
+import { capturingLogger } from "../../../../test/support/logs.ts";
 import { onShutdown, type ShutdownStep, SIGNAL_ECHO_MS } from "./shutdown.ts";
 
 function harness(steps: ShutdownStep[]) {
   const signals = new EventEmitter();
-  const lines: string[] = [];
-  const logger = createLogger({
-    level: "info",
-    stream: new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const { logger, logs: lines } = capturingLogger("info");
   const exits: { code: number; at: number }[] = [];
   let exited: (code: number) => void = () => {};
   const exit = new Promise<number>((resolve) => {

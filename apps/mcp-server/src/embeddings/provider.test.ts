@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { inspect } from "node:util";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -12,7 +11,7 @@ import {
   embedText,
   startEmbeddingsServer,
 } from "../../../../test/support/embeddings-server.ts";
-import { createLogger } from "../logger.ts";
+import { capturingLogger } from "../../../../test/support/logs.ts";
 import {
   createEmbeddingsProvider,
   EmbedderUnavailableError,
@@ -62,16 +61,7 @@ const FAILURES: [string, string, EmbeddingsAnswer][] = [
 
 /** A provider on the test server, with its log lines and a clock the test moves by hand. */
 function setUp(overrides: Partial<EmbeddingsProviderOptions> = {}) {
-  const logs: string[] = [];
-  const logger = createLogger({
-    level: "debug",
-    stream: new Writable({
-      write(chunk, _encoding, done) {
-        logs.push(String(chunk));
-        done();
-      },
-    }),
-  });
+  const { logger, logs } = capturingLogger("debug");
   let time = Math.ceil(Date.now() / 1000) * 1000;
   const provider = createEmbeddingsProvider({
     url: server.url,
