@@ -576,6 +576,12 @@ export const FULLTEXT_CANDIDATES_FUNCTION = "memory_fulltext_candidates";
  * tsquery $1, best `ts_rank` first, at most $5, as two arrays in that order (ids, ranks).
  * `also` adds a condition, such as leaving out the ids already found ($7).
  */
+/** Returns one tier's arrays (`v_ids`, `v_ranks`, from {@link rankedSql}) as rows, in order. */
+const RETURN_RANKED = `RETURN QUERY
+    SELECT u.id, u.rank
+    FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_ranks)) WITH ORDINALITY AS u(id, rank, n)
+    ORDER BY u.n;`;
+
 function rankedSql(also: string): string {
   return `$q$
     SELECT pg_catalog.array_agg(c.id ORDER BY c.rank DESC, c.created_at DESC),
@@ -651,10 +657,7 @@ BEGIN
   EXECUTE ${rankedSql("")}
   INTO v_ids, v_ranks
   USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates;
-  RETURN QUERY
-    SELECT u.id, u.rank
-    FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_ranks)) WITH ORDINALITY AS u(id, rank, n)
-    ORDER BY u.n;
+  ${RETURN_RANKED}
   IF coalesce(pg_catalog.cardinality(v_ids), 0) >= v_depth THEN
     RETURN;
   END IF;
@@ -668,10 +671,7 @@ BEGIN
   INTO v_ids, v_ranks
   USING v_some, v_organization_id, p_subject_fingerprint, p_subject_type,
         v_depth - coalesce(pg_catalog.cardinality(v_ids), 0), v_candidates, coalesce(v_ids, '{}');
-  RETURN QUERY
-    SELECT u.id, u.rank
-    FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_ranks)) WITH ORDINALITY AS u(id, rank, n)
-    ORDER BY u.n;
+  ${RETURN_RANKED}
 END`,
 });
 
