@@ -56,15 +56,23 @@ describe("the app pool's statements", () => {
     }
   });
 
-  it("still run nested transactions (savepoints) on the prepared path", async () => {
+  it("are prepared inside nested transactions (savepoints) too", async () => {
     const pool = connectDatabase(db.directAppUrl, { max: 1 });
     try {
-      const names = await withTenant(pool.db, tenant(), (tx) =>
-        tx.transaction(async (inner) =>
-          inner.select({ name: organizations.name }).from(organizations),
-        ),
+      const { names, prepared } = await withTenant(pool.db, tenant(), (tx) =>
+        tx.transaction(async (inner) => {
+          const names = await inner
+            .select({ name: organizations.name })
+            .from(organizations)
+            .where(eq(organizations.id, ws.organizationId));
+          const rows = await inner.execute<{ n: number }>(
+            sql`select count(*)::int as n from pg_prepared_statements where statement like 'select "name" from "organizations"%'`,
+          );
+          return { names, prepared: rows[0]?.n };
+        }),
       );
       expect(names).toHaveLength(1);
+      expect(prepared).toBe(1);
     } finally {
       await pool.close();
     }
