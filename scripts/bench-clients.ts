@@ -11,8 +11,8 @@
  * the same moments. BENCH_LATENCIES_FILE, if set, receives every latency (ms) of each position.
  */
 import { writeFile } from "node:fs/promises";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { connectSdkClient } from "./sdk-client.ts";
 
 const [url, workload, secondsText, ...tokens] = process.argv.slice(2);
 if (!url || !workload || !secondsText || tokens.length === 0) {
@@ -21,15 +21,7 @@ if (!url || !workload || !secondsText || tokens.length === 0) {
 }
 const seconds = Number(secondsText);
 
-const connect = async (token: string) => {
-  const client = new Client({ name: "north-bench", version: "0.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-};
+const connect = (token: string) => connectSdkClient(url, token, "north-bench");
 /** One group per token argument: the SDK clients it alternates between. */
 const groups = await Promise.all(
   tokens.map((spec) => Promise.all(spec.split(",").map((token) => connect(token)))),

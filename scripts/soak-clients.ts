@@ -9,8 +9,8 @@
  *
  * argv: <url> <seconds> <token>...
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { connectSdkClient } from "./sdk-client.ts";
 
 const [url, secondsText, ...tokens] = process.argv.slice(2);
 if (!url || !secondsText || tokens.length === 0) {
@@ -37,17 +37,9 @@ const MIX: Op[] = [
   "remember",
 ];
 
-const connect = async (token: string) => {
-  const client = new Client({ name: "north-soak", version: "0.0.0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-    { timeout: CALL_TIMEOUT_MS },
-  );
-  return client;
-};
-const clients = await Promise.all(tokens.map(connect));
+const clients = await Promise.all(
+  tokens.map((token) => connectSdkClient(url, token, "north-soak", CALL_TIMEOUT_MS)),
+);
 
 interface Minute {
   latencies: number[];
