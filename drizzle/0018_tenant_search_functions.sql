@@ -24,7 +24,8 @@ CREATE OR REPLACE FUNCTION public.north_tenant_lexemes(organization_id uuid, tsv
     FROM unnest($2) AS v;
   END;
 --> statement-breakpoint
--- north_search_query (0010) with each lexeme prefixed: the query for a tagged search column.
+-- north_search_query (0010) with each lexeme prefixed: the query for the tagged search column.
+-- (0010's body with `prefix ||`; the untagged form is dropped below.)
 CREATE OR REPLACE FUNCTION public.north_search_query(language text, query text, match_all boolean, prefix text)
   RETURNS tsquery
   LANGUAGE sql STABLE PARALLEL SAFE
@@ -51,8 +52,5 @@ CREATE OR REPLACE FUNCTION public.north_search_query(language text, query text, 
     ) AS w;
   END;
 --> statement-breakpoint
--- The untagged form is the tagged one without a prefix: one definition of what a query means.
-CREATE OR REPLACE FUNCTION public.north_search_query(language text, query text, match_all boolean)
-  RETURNS tsquery
-  LANGUAGE sql STABLE PARALLEL SAFE
-  RETURN public.north_search_query(language, query, match_all, '');
+-- The untagged form (0010) matches no tagged lexeme: nothing may call it any more.
+DROP FUNCTION public.north_search_query(text, text, boolean);
