@@ -101,21 +101,27 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
  * Transactions and savepoints hand Drizzle a client of their own: it is wrapped the same way.
  */
 function preparing(sql: postgres.Sql): postgres.Sql {
+  /** `begin(options?, work)` or `savepoint(name?, work)`, with `work` given the wrapped client. */
+  const scoped =
+    (open: (...args: unknown[]) => unknown) =>
+    (...args: unknown[]) => {
+      const work = args.pop() as (inner: postgres.Sql) => unknown;
+      return open(...args, (inner: postgres.Sql) => work(preparing(inner)));
+    };
+  const overrides: Record<string | symbol, unknown> = {
+    unsafe: (query: string, args?: unknown[], options?: Record<string, unknown>) =>
+      sql.unsafe(query, args as never, { ...options, prepare: true }),
+    begin: scoped((...args) => (sql.begin as (...a: unknown[]) => unknown)(...args)),
+  };
+  // Only a transaction's client has `savepoint`.
+  if ("savepoint" in sql) {
+    overrides.savepoint = scoped((...args) =>
+      (sql.savepoint as (...a: unknown[]) => unknown)(...args),
+    );
+  }
   return new Proxy(sql, {
-    get(target, property, receiver) {
-      if (property === "unsafe") {
-        return (query: string, args?: unknown[], options?: Record<string, unknown>) =>
-          target.unsafe(query, args as never, { ...options, prepare: true });
-      }
-      if (property === "begin" || property === "savepoint") {
-        const open = Reflect.get(target, property, receiver) as (...a: unknown[]) => unknown;
-        return (...args: unknown[]) => {
-          const work = args.pop() as (inner: postgres.Sql) => unknown;
-          return open.call(target, ...args, (inner: postgres.Sql) => work(preparing(inner)));
-        };
-      }
-      return Reflect.get(target, property, receiver);
-    },
+    get: (target, property, receiver) =>
+      property in overrides ? overrides[property] : Reflect.get(target, property, receiver),
   });
 }
 
