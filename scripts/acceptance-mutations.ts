@@ -1054,8 +1054,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: provision(ADMIN_FN, "is SECURITY DEFINER, owned by forma, with a pinned search_path"),
     mutation: {
       file: DEFINERS,
-      find: "SET search_path = pg_catalog, pg_temp\n",
-      replace: "SET search_path = public, pg_catalog, pg_temp\n",
+      find: "SET search_path = pg_catalog, pg_temp$",
+      replace: "SET search_path = public, pg_catalog, pg_temp$",
       why: "put public on the definer functions' search_path",
     },
   },

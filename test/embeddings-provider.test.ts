@@ -191,6 +191,16 @@ describe("north serve with an embeddings provider", () => {
     }
     expect(backfilled?.model).toMatch(/^test-embed-1@\d+$/);
     expect(backfilled?.model).toBe(`test-embed-1@${backfilled?.dims}`);
+    // The backfill asked for the model's HNSW index once (decision 028): built where the server
+    // has pgvector, and said to be unavailable where it has not.
+    const [pgvector] = await db.owner.client`
+      select 1 from pg_available_extensions where name = 'vector'`;
+    const indexLines = server
+      .stdout()
+      .split("\n")
+      .filter((l) => l.includes('"vectorIndex"'));
+    expect(indexLines).toHaveLength(1);
+    expect(indexLines[0]).toContain(`"vectorIndex":"${pgvector ? "created" : "unavailable"}"`);
     const lyon = await recall(client, { query: "When does the Lyon registry close?" });
     expect(lyon.structured.mode).toBe("semantic");
     expect(lyon.structured.memories.map((m) => m.memory_id)).toContain(written);

@@ -34,7 +34,10 @@ export async function dumpSecurityState(sql: postgres.Sql, loginUser: string) {
            p.prosecdef, p.proconfig::text as config, p.proacl::text as acl,
            pg_get_functiondef(p.oid) as definition
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-    where n.nspname = 'public' order by 1`;
+    where n.nspname = 'public'
+      -- not an extension's (pgvector's, where the server has it: its aggregates have no definition)
+      and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')
+    order by 1`;
   const schema = await sql`select nspacl::text as acl from pg_namespace where nspname = 'public'`;
   return { roles, memberships, tables, columns, policies, functions, schema };
 }

@@ -1,3 +1,11 @@
+import {
+  HNSW_INDEX_FORMAT,
+  modelDimensionsSql,
+  VECTOR_INDEX_INLINE_LIMIT,
+  vectorIndexNameSql,
+  vectorTypeSql,
+} from "./vector-search.ts";
+
 /**
  * The SECURITY DEFINER functions provisioning owns (SPEC §6). Each is dropped and re-created on
  * every `north provision`, owned by `forma`, executable by `app_role` and nobody else.
@@ -27,6 +35,8 @@ function definerFunction(spec: {
    * a caller joining the result then looks its rows up by key instead of scanning for them.
    */
   rows?: number;
+  /** Settings the function runs with, restored when it returns: `lock_timeout = '2s'`. */
+  settings?: string[];
   /** From `BEGIN` to `END`. */
   body: string;
 }): DefinerFunction {
@@ -44,7 +54,7 @@ RETURNS ${spec.returns}
 LANGUAGE plpgsql
 ${spec.volatility}${spec.rows ? `\nROWS ${spec.rows}` : ""}
 SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp${(spec.settings ?? []).map((setting) => `\nSET ${setting}`).join("")}
 AS $fn$
 #variable_conflict use_column
 ${spec.body}
@@ -675,6 +685,152 @@ BEGIN
 END`,
 });
 
+/**
+ * pgvector's schema, into `v_schema`, when the database has pgvector 0.8 or later (its iterative
+ * index scans are what keep one organisation's nearest memories findable in a shared index);
+ * otherwise null. Needs `v_schema text` declared.
+ */
+const FIND_PGVECTOR = `SELECT n.nspname INTO v_schema
+  FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+  WHERE e.extname = 'vector'
+    AND pg_catalog.string_to_array(pg_catalog.split_part(e.extversion, '-', 1), '.')::integer[] >= '{0,8}';`;
+
+/** Whether the index named `v_index` is there (true), left invalid (false) or absent (null). */
+const INDEX_VALID = `(SELECT i.indisvalid FROM pg_catalog.pg_index i
+    WHERE i.indexrelid = pg_catalog.to_regclass('public.' || pg_catalog.quote_ident(v_index)))`;
+
+export const ENSURE_VECTOR_INDEX_FUNCTION = "ensure_memory_vector_index";
+
+/**
+ * The server's half of decision 028: once the provider has answered, the model's HNSW index, if
+ * pgvector is there and the index is not. Built here, inside a transaction, only while the model
+ * has at most VECTOR_INDEX_INLINE_LIMIT vectors (a new model has none), so the build holds writes
+ * back for a moment at most; beyond that it answers `deferred`, and `north migrate` builds it
+ * concurrently. A lock it cannot get within two seconds answers `busy` (tried again later). The
+ * model key only names and filters the index: the DDL is `format()`ted with it quoted.
+ */
+const ensureVectorIndex = definerFunction({
+  name: ENSURE_VECTOR_INDEX_FUNCTION,
+  params: "p_model text",
+  returns: "text",
+  volatility: "VOLATILE",
+  settings: ["lock_timeout = '2s'"],
+  body: `DECLARE
+  v_schema text;
+  v_index text := ${vectorIndexNameSql("p_model")};
+  v_dimensions integer := ${modelDimensionsSql("p_model")};
+  v_type text;
+  v_valid boolean;
+  v_stored integer;
+BEGIN
+  ${FIND_PGVECTOR}
+  IF v_schema IS NULL THEN
+    RETURN 'unavailable';
+  END IF;
+  v_type := ${vectorTypeSql("v_dimensions")};
+  IF v_type IS NULL THEN
+    RETURN 'too-large';
+  END IF;
+  v_valid := ${INDEX_VALID};
+  IF v_valid THEN
+    RETURN 'present';
+  ELSIF NOT v_valid THEN
+    RETURN 'invalid';
+  END IF;
+  SELECT pg_catalog.count(*) INTO v_stored FROM (
+    SELECT 1 FROM public.memories m WHERE m.embedding_model = p_model
+    LIMIT ${VECTOR_INDEX_INLINE_LIMIT + 1}
+  ) s;
+  IF v_stored > ${VECTOR_INDEX_INLINE_LIMIT} THEN
+    RETURN 'deferred';
+  END IF;
+  BEGIN
+    EXECUTE pg_catalog.format('${HNSW_INDEX_FORMAT}', v_index, v_schema, v_type, v_dimensions, p_model, '');
+  EXCEPTION
+    WHEN lock_not_available THEN
+      RETURN 'busy';
+    WHEN duplicate_table OR unique_violation THEN
+      RETURN 'present'; -- another server built it meanwhile
+  END;
+  RETURN 'created';
+END`,
+});
+
+export const VECTOR_CANDIDATES_FUNCTION = "memory_vector_candidates";
+
+/** The live memories of the tenant ($2), of one subject if given ($3, $4), embedded by the model. */
+const LIVE_OF_MODEL = `m.embedding_model = %1$L AND m.organization_id = $2
+        AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL
+        AND m.expires_at > pg_catalog.now()
+        AND ($3::text IS NULL OR m.subject_fingerprint = $3)
+        AND ($4::text IS NULL OR m.subject_type = $4)`;
+
+/** Cosine distance to the query ($1), on the expression the model's HNSW index holds. */
+const DISTANCE = "(m.embedding::%2$I.%3$s(%4$s)) OPERATOR(%2$I.<=>) ($1::%2$I.%3$s(%4$s))";
+
+/**
+ * Semantic recall's vector list on a server with pgvector (decision 028): the transaction
+ * tenant's live memories embedded by `p_model`, nearest the query first, at most `p_depth` — or
+ * null when the database has no valid HNSW index for the model, and the caller compares vectors
+ * itself (decision 021). The list is ranked by exact cosine distance over three candidate sets:
+ * the index's nearest `p_depth` (an iterative scan, so that the tenant and liveness filters
+ * applied after the index still leave enough), the tenant's newest `p_newest` (a small
+ * organisation in a large shared index is then never short of its own memories), and `p_also`
+ * (the full-text candidates). A definer function for the reason `memory_fulltext_candidates` is:
+ * `<=>` is not leakproof, so under row-level security the app role could not use the index.
+ */
+const vectorCandidates = definerFunction({
+  name: VECTOR_CANDIDATES_FUNCTION,
+  params:
+    "p_query real[], p_model text, p_subject_fingerprint text, p_subject_type text, p_also uuid[], p_depth integer, p_newest integer",
+  returns: "uuid[]",
+  volatility: "VOLATILE", // it sets hnsw.* for the rest of the transaction
+  body: `DECLARE
+  v_organization_id uuid := nullif(current_setting('north.organization_id', true), '')::uuid;
+  v_schema text;
+  v_index text := ${vectorIndexNameSql("p_model")};
+  v_dimensions integer := ${modelDimensionsSql("p_model")};
+  v_depth integer := least(greatest(p_depth, 1), 100);
+  v_newest integer := least(greatest(p_newest, 0), 1000);
+  v_ids uuid[];
+BEGIN
+  IF v_organization_id IS NULL THEN
+    RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
+  END IF;
+  ${FIND_PGVECTOR}
+  IF v_schema IS NULL OR NOT coalesce(${INDEX_VALID}, false) THEN
+    RETURN NULL;
+  END IF;
+  PERFORM pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  PERFORM pg_catalog.set_config('hnsw.ef_search', greatest(v_depth * 2, 40)::text, true);
+  EXECUTE pg_catalog.format($q$
+    WITH nearest AS MATERIALIZED (
+      SELECT m.id FROM public.memories m
+      WHERE ${LIVE_OF_MODEL}
+      ORDER BY ${DISTANCE}
+      LIMIT $5
+    ), newest AS (
+      SELECT m.id FROM public.memories m
+      WHERE ${LIVE_OF_MODEL}
+      ORDER BY m.created_at DESC
+      LIMIT $6
+    )
+    SELECT pg_catalog.array_agg(s.id ORDER BY s.distance, s.created_at DESC)
+    FROM (
+      SELECT m.id, m.created_at, ${DISTANCE} AS distance
+      FROM public.memories m
+      WHERE m.id IN (SELECT id FROM nearest UNION SELECT id FROM newest UNION SELECT pg_catalog.unnest($7))
+        AND ${LIVE_OF_MODEL}
+      ORDER BY distance, m.created_at DESC
+      LIMIT $5
+    ) s$q$, p_model, v_schema, ${vectorTypeSql("v_dimensions")}, v_dimensions)
+  INTO v_ids
+  USING p_query, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_newest,
+        coalesce(p_also, '{}');
+  RETURN coalesce(v_ids, '{}');
+END`,
+});
+
 export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   adminProfiles,
   resolveToken,
@@ -689,6 +845,8 @@ export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   toEmbed,
   setEmbedding,
   fulltextCandidates,
+  ensureVectorIndex,
+  vectorCandidates,
   memberOverview,
   adminApiTokens,
   adminRevokeToken,

@@ -158,6 +158,13 @@ export {
 } from "./sign-in.ts";
 export { type Tenant, withOrganization, withTenant } from "./tenant.ts";
 export {
+  ensureVectorIndex,
+  prepareVectorSearch,
+  VECTOR_INDEX_INLINE_LIMIT,
+  type VectorIndexOutcome,
+  type VectorSearchReport,
+} from "./vector-search.ts";
+export {
   type AdminProfileEntry,
   type AdminProfilesResult,
   type ProfileEntry,

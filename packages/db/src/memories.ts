@@ -320,9 +320,11 @@ async function recallByWords(tx: Tx, live: SQL[], params: RecallParams, query: s
 }
 
 /**
- * Semantic recall's own list (decision 021): the newest VECTOR_CANDIDATES live memories embedded
- * by the query's model, plus the full-text candidates, best cosine similarity first. Vectors are
- * unit length, so the dot product is the cosine.
+ * Semantic recall's own list, best cosine similarity first, at most FUSION_DEPTH. On a server
+ * with pgvector and the model's HNSW index, `memory_vector_candidates` takes it from the index
+ * (decision 028). Otherwise (decision 021) it compares the newest VECTOR_CANDIDATES live memories
+ * embedded by the query's model, plus the full-text candidates; vectors are unit length, so the
+ * dot product is the cosine.
  */
 async function rankedByMeaning(
   tx: Tx,
@@ -330,6 +332,16 @@ async function rankedByMeaning(
   params: RecallParams & { queryEmbedding: number[] },
   alsoIds: string[],
 ) {
+  const vector = sql`${`{${params.queryEmbedding.join(",")}}`}::real[]`;
+  if (params.embeddingModel) {
+    const [indexed] = await tx.execute<{ ids: string[] | null }>(sql`
+      select pg_catalog.to_json(public.memory_vector_candidates(
+        ${vector}, ${params.embeddingModel}::text, ${params.subjectFingerprint ?? null}::text,
+        ${params.subjectFingerprint ? (params.subjectType ?? null) : null}::text,
+        ${`{${alsoIds.join(",")}}`}::uuid[], ${FUSION_DEPTH}::integer, ${VECTOR_CANDIDATES}::integer
+      )) as ids`);
+    if (indexed?.ids) return indexed.ids;
+  }
   const sameModel = [
     ...live,
     isNotNull(memories.embedding),
@@ -341,7 +353,6 @@ async function rankedByMeaning(
     .where(and(...sameModel))
     .orderBy(desc(memories.createdAt))
     .limit(VECTOR_CANDIDATES);
-  const vector = sql`${`{${params.queryEmbedding.join(",")}}`}::real[]`;
   const score = sql<number>`(select coalesce(sum(a * b), 0) from unnest(${memories.embedding}, ${vector}) as v(a, b))`;
   const rows = await tx
     .select({ id: memories.id })

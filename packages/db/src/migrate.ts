@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
+import { prepareVectorSearch, type VectorSearchReport } from "./vector-search.ts";
 
 /**
  * The repository's `drizzle/` folder, found by walking up from this module, so it resolves the
@@ -28,16 +29,22 @@ export const MIGRATIONS_FOLDER = findMigrationsFolder();
 const MIGRATION_LOCK_KEY = 7_410_001;
 
 /**
- * Applies pending migrations on the owner connection. Drizzle's migrator takes no lock, so this
+ * Applies pending migrations on the owner connection, then detects pgvector and prepares vector
+ * search with it (decision 028); returns what it found. Drizzle's migrator takes no lock, so this
  * holds a session advisory lock on one dedicated connection: a second process migrating the same
  * database waits, then finds nothing left to apply.
  */
-export async function migrateDatabase(url: string, migrationsFolder = MIGRATIONS_FOLDER) {
+export async function migrateDatabase(
+  url: string,
+  migrationsFolder = MIGRATIONS_FOLDER,
+): Promise<{ vectorSearch: VectorSearchReport }> {
   const client = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await client`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
     await migrate(drizzle(client), { migrationsFolder });
+    const vectorSearch = await prepareVectorSearch(client);
     await client`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+    return { vectorSearch };
   } finally {
     await client.end({ timeout: 5 });
   }

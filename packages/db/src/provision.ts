@@ -109,6 +109,9 @@ export async function provisionDatabase(url: string, options: ProvisionOptions):
 
       await sql.unsafe("GRANT USAGE ON SCHEMA public TO app_role");
       await sql.unsafe("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+      // An index lives in its table's schema: ensure_memory_vector_index, running as forma,
+      // creates a model's HNSW index there (decision 028). forma owns the tables already.
+      await sql.unsafe("GRANT CREATE ON SCHEMA public TO forma");
       for (const { table, privileges } of TABLE_GRANTS) {
         const name = `public.${getTableName(table)}`;
         await sql.unsafe(`ALTER TABLE ${name} OWNER TO forma`);

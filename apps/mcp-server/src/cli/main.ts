@@ -18,6 +18,7 @@ import {
 } from "./directory.ts";
 import { exportCommand } from "./export.ts";
 import {
+  describeVectorSearch,
   MAX_TOKEN_DAYS,
   migrate,
   provision,
@@ -116,7 +117,14 @@ const COMMANDS: Record<string, Command> = {
   migrate: {
     flags: [],
     args: 0,
-    run: async (config, _f, _a, json) => print(json, await migrate(config), () => "migrated"),
+    run: async (config, _f, _a, json) => {
+      const result = await migrate(config);
+      print(json, result, () =>
+        result.vectorSearch
+          ? `migrated (${describeVectorSearch(result.vectorSearch)})`
+          : "migrated",
+      );
+    },
   },
   provision: {
     flags: [],

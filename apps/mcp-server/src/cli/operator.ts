@@ -14,6 +14,7 @@ import {
   rekeySubjectFingerprints,
   revokeApiToken,
   type TargetFingerprint,
+  type VectorSearchReport,
   withOrganization,
 } from "@north/db";
 import type { NorthConfig } from "../config.ts";
@@ -71,8 +72,23 @@ export async function migrate(config: NorthConfig) {
     await runtime.close();
     return { migrated: true, database: "local" };
   }
-  await migrateDatabase(config.DATABASE_URL);
-  return { migrated: true, database: "DATABASE_URL" };
+  const { vectorSearch } = await migrateDatabase(config.DATABASE_URL);
+  return { migrated: true, database: "DATABASE_URL", vectorSearch };
+}
+
+/** `north migrate`'s line about vector search (decision 028), for a person. */
+export function describeVectorSearch(report: VectorSearchReport): string {
+  const extension = {
+    installed: `pgvector ${report.version} found`,
+    created: `pgvector ${report.version} created`,
+    unavailable: "no pgvector on this server: semantic recall compares vectors without an index",
+    "not-permitted":
+      "pgvector is on this server but this role may not create it: a superuser runs CREATE EXTENSION vector in this database, then north migrate again",
+    outdated:
+      "pgvector is older than 0.8.0: ALTER EXTENSION vector UPDATE, then north migrate again",
+  }[report.extension];
+  const indexes = report.indexes.map((i) => `${i.model}: HNSW index ${i.outcome}`);
+  return [extension, ...indexes].join("; ");
 }
 
 export async function provision(config: NorthConfig) {

@@ -1,4 +1,10 @@
-import { type Database, memoriesToEmbed, setMemoryEmbedding } from "@north/db";
+import {
+  type Database,
+  ensureVectorIndex,
+  memoriesToEmbed,
+  setMemoryEmbedding,
+  type VectorIndexOutcome,
+} from "@north/db";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
 import type { EmbeddingsProvider } from "./provider.ts";
@@ -19,11 +25,14 @@ export interface BackfillOptions {
  * §5): those written while the provider failed, and all of them after a model change — so a
  * write never waits on a provider that is down, and switching models needs no command. A round
  * does nothing until the provider has answered once (its dimensions are known), and nothing
- * while it fails (its breaker refuses at once). Returns the stop step.
+ * while it fails (its breaker refuses at once). Once a model's key is known, its first round
+ * asks for the model's HNSW index where the server has pgvector (decision 028). Returns the stop
+ * step.
  */
 export function startEmbeddingBackfill(options: BackfillOptions): () => Promise<void> {
   if (options.intervalMs <= 0) return async () => {};
   let running: Promise<void> | null = null;
+  const indexSettled = new Set<string>();
   const round = async () => {
     const { provider } = options;
     if (provider.dimensions === undefined) {
@@ -32,6 +41,12 @@ export function startEmbeddingBackfill(options: BackfillOptions): () => Promise<
       if (!probe.ok) return;
     }
     const model = embeddingModelKey(provider, provider.dimensions ?? 0);
+    if (!indexSettled.has(model)) {
+      const outcome = await ensureVectorIndex(options.db, model);
+      // `busy`: a lock was not had in time; the next round asks again.
+      if (outcome !== "busy") indexSettled.add(model);
+      logVectorIndex(options.logger, model, outcome);
+    }
     const pending = await memoriesToEmbed(options.db, { model, limit: options.batch ?? 64 });
     if (pending.length === 0) return;
     const result = await provider.embedMany(pending.map((m) => m.body));
@@ -65,4 +80,19 @@ export function startEmbeddingBackfill(options: BackfillOptions): () => Promise<
     clearInterval(timer);
     await running;
   };
+}
+
+/** One line per model and process: what became of its HNSW index, and what to do if anything. */
+function logVectorIndex(logger: Logger, model: string, outcome: VectorIndexOutcome) {
+  const fields = { embedder: { model }, vectorIndex: outcome };
+  if (outcome === "deferred" || outcome === "invalid") {
+    logger.warn(fields, "vector index needed: run north migrate to build it concurrently");
+  } else if (outcome === "too-large") {
+    logger.warn(
+      fields,
+      "model has too many dimensions for an HNSW index: recall compares without one",
+    );
+  } else {
+    logger.info(fields, "vector index");
+  }
 }
