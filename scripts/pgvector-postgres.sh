@@ -7,15 +7,15 @@
 # made by debootstrap (Debian's packages only; about a minute and 300 MB, kept in a cache folder
 # and reused by later runs). Needs root (debootstrap and chroot).
 #
-#   scripts/pgvector-postgres.sh start   prints the server URL (postgres superuser, trust auth on
-#                                        127.0.0.1, a random port, a fresh data folder)
-#   scripts/pgvector-postgres.sh stop    stops that server and removes its data folder
+#   scripts/pgvector-postgres.sh start       prints the URL of a new server (postgres superuser,
+#                                            trust auth on 127.0.0.1, a random port, a fresh data
+#                                            folder of its own, so runs side by side do not meet)
+#   scripts/pgvector-postgres.sh stop URL    stops that server and removes its data folder
 set -euo pipefail
 
 root="${NORTH_PGVECTOR_ROOT:-/var/cache/north/pgvector-trixie}"
 pg_bin=/usr/lib/postgresql/17/bin
-data=/tmp/north-ci-pgvector # inside the root
-state="$root/tmp/north-ci-pgvector.port"
+data_for() { echo "/tmp/north-pgvector-$1"; } # inside the root, by port
 
 prepare_root() {
   [ -f "$root/usr/lib/postgresql/17/lib/vector.so" ] && return
@@ -37,22 +37,25 @@ start)
   [ "$(id -u)" -eq 0 ] || { echo "pgvector-postgres.sh needs root (chroot)" >&2; exit 1; }
   prepare_root
   port=$(bun -e 'const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } }); console.log(s.port); s.stop(true)')
+  data=$(data_for "$port")
   rm -rf "${root:?}$data"
   mkdir -p "$root$data"
   chroot "$root" chown postgres:postgres "$data"
   in_root "$pg_bin/initdb -D $data -U postgres --auth=trust -E UTF8 --locale=C.UTF-8" >/dev/null
   in_root "$pg_bin/pg_ctl -D $data -l $data/server.log -w start -o '-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$data -c dynamic_shared_memory_type=mmap -c max_connections=200 -c fsync=off'" >/dev/null
-  echo "$port" >"$state"
   echo "postgres://postgres@127.0.0.1:$port/postgres"
   ;;
 stop)
-  if [ -f "$state" ]; then
+  port=$(echo "${2:-}" | sed -nE 's|^postgres://[^/]*:([0-9]+)/.*$|\1|p')
+  [ -n "$port" ] || { echo "usage: $0 stop URL (as start printed it)" >&2; exit 2; }
+  data=$(data_for "$port")
+  if [ -d "$root$data" ]; then
     in_root "$pg_bin/pg_ctl -D $data -m immediate stop" >/dev/null 2>&1 || true
-    rm -rf "${root:?}$data" "$state"
+    rm -rf "${root:?}$data"
   fi
   ;;
 *)
-  echo "usage: $0 start|stop" >&2
+  echo "usage: $0 start | stop URL" >&2
   exit 2
   ;;
 esac

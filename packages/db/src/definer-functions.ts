@@ -1,6 +1,7 @@
 import {
   HNSW_INDEX_FORMAT,
   modelDimensionsSql,
+  pgvectorCurrentSql,
   VECTOR_INDEX_INLINE_LIMIT,
   vectorIndexNameSql,
   vectorTypeSql,
@@ -693,7 +694,7 @@ END`,
 const FIND_PGVECTOR = `SELECT n.nspname INTO v_schema
   FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
   WHERE e.extname = 'vector'
-    AND pg_catalog.string_to_array(pg_catalog.split_part(e.extversion, '-', 1), '.')::integer[] >= '{0,8}';`;
+    AND ${pgvectorCurrentSql("e.extversion")};`;
 
 /** Whether the index named `v_index` is there (true), left invalid (false) or absent (null). */
 const INDEX_VALID = `(SELECT i.indisvalid FROM pg_catalog.pg_index i

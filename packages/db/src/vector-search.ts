@@ -61,6 +61,13 @@ export const vectorIndexNameSql = (model: string) =>
 export const modelDimensionsSql = (model: string) =>
   `pg_catalog.substring(${model}, '@([0-9]{1,6})$')::integer`;
 
+/**
+ * SQL telling whether a pgvector version is 0.8.0 or later, whose iterative index scans North
+ * needs (`0.8.0`, `0.10.1`, a packager's `0.8.0-1`).
+ */
+export const pgvectorCurrentSql = (version: string) =>
+  `(pg_catalog.string_to_array(pg_catalog.split_part(${version}, '-', 1), '.')::integer[] >= '{0,8}')`;
+
 /** SQL giving the vector type for some dimensions: null when no HNSW index can hold them. */
 export const vectorTypeSql = (dimensions: string) =>
   `CASE WHEN ${dimensions} BETWEEN 1 AND 2000 THEN 'vector' WHEN ${dimensions} BETWEEN 2001 AND 4000 THEN 'halfvec' END`;
@@ -111,15 +118,19 @@ async function ensureExtension(
   | { state: "unavailable" | "not-permitted" | "outdated" }
 > {
   const installed = async () => {
-    const [row] = await client<{ schema: string; version: string }[]>`
-      select n.nspname as schema, e.extversion as version
-      from pg_catalog.pg_extension e join pg_catalog.pg_namespace n on n.oid = e.extnamespace
-      where e.extname = 'vector'`;
-    return row;
+    const [row] = await client.unsafe<{ schema: string; version: string; current: boolean }[]>(
+      `select n.nspname as schema, e.extversion as version,
+              ${pgvectorCurrentSql("e.extversion")} as current
+       from pg_catalog.pg_extension e join pg_catalog.pg_namespace n on n.oid = e.extnamespace
+       where e.extname = 'vector'`,
+    );
+    if (!row) return undefined;
+    const { current, ...found } = row;
+    return current ? found : ("outdated" as const);
   };
   const found = await installed();
-  if (found)
-    return atLeast08(found.version) ? { state: "installed", ...found } : { state: "outdated" };
+  if (found === "outdated") return { state: "outdated" };
+  if (found) return { state: "installed", ...found };
   const [offered] = await client`
     select 1 from pg_catalog.pg_available_extensions where name = 'vector'`;
   if (!offered) return { state: "unavailable" };
@@ -133,13 +144,8 @@ async function ensureExtension(
   }
   const created = await installed();
   if (!created) throw new Error("CREATE EXTENSION vector left no extension");
-  return atLeast08(created.version) ? { state: "created", ...created } : { state: "outdated" };
-}
-
-/** pgvector 0.8.0 or later (`0.8.0`, `0.10.1`), as the definer functions require too. */
-function atLeast08(version: string): boolean {
-  const [major = 0, minor = 0] = version.split("-")[0]?.split(".").map(Number) ?? [];
-  return major > 0 || minor >= 8;
+  if (created === "outdated") return { state: "outdated" };
+  return { state: "created", ...created };
 }
 
 async function buildIndex(
@@ -160,18 +166,15 @@ async function buildIndex(
   if (!plan) throw new Error("no index plan");
   if (!plan.type || !plan.dimensions) return { index: plan.index, outcome: "too-large" };
   if (plan.valid === true) return { index: plan.index, outcome: "present" };
-  if (plan.valid === false) {
-    await client.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS public.${quoteIdent(plan.index)}`);
-  }
-  const [statement] = await client<{ ddl: string }[]>`
-    select pg_catalog.format(${HNSW_INDEX_FORMAT}, ${plan.index}::text, ${schema}::text,
-      ${plan.type}::text, ${plan.dimensions}::integer, ${model}::text, 'CONCURRENTLY') as ddl`;
-  if (!statement) throw new Error("no index statement");
-  await client.unsafe(statement.ddl);
+  const [statements] = await client<{ drop: string; create: string }[]>`
+    select pg_catalog.format('DROP INDEX CONCURRENTLY IF EXISTS public.%I', ${plan.index}::text) as drop,
+           pg_catalog.format(${HNSW_INDEX_FORMAT}, ${plan.index}::text, ${schema}::text,
+             ${plan.type}::text, ${plan.dimensions}::integer, ${model}::text, 'CONCURRENTLY') as create`;
+  if (!statements) throw new Error("no index statements");
+  if (plan.valid === false) await client.unsafe(statements.drop);
+  await client.unsafe(statements.create);
   return { index: plan.index, outcome: "created" };
 }
-
-const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
  * The server's half (decision 028): once the provider has answered and the model's key is known,
