@@ -18,6 +18,7 @@ import {
   recallMemories,
   withTenant,
 } from "@north/db";
+import { unitVector } from "@north/mcp-server";
 import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database.ts";
 
@@ -39,16 +40,12 @@ function random(seed: number) {
 }
 const next = random(7410);
 const gaussian = () => Math.sqrt(-2 * Math.log(next() + 1e-12)) * Math.cos(2 * Math.PI * next());
-const unit = (v: number[]) => {
-  const norm = Math.hypot(...v) || 1;
-  return v.map((x) => x / norm);
-};
 const topics = Array.from({ length: TOPICS }, () =>
-  unit(Array.from({ length: DIMENSIONS }, gaussian)),
+  unitVector(Array.from({ length: DIMENSIONS }, gaussian)),
 );
 /** A point near a topic: noise of length about `spread` (so 0.6 keeps topics apart). */
 const near = (topic: number[], spread: number) =>
-  unit(topic.map((x) => x + (gaussian() * spread) / Math.sqrt(DIMENSIONS)));
+  unitVector(topic.map((x) => x + (gaussian() * spread) / Math.sqrt(DIMENSIONS)));
 
 if (!process.env.DATABASE_URL) {
   console.error("bench-vector needs DATABASE_URL of a server with pgvector 0.8+");

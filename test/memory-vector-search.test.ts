@@ -8,6 +8,7 @@ import {
   VECTOR_INDEX_INLINE_LIMIT,
   withTenant,
 } from "@north/db";
+import { unitVector } from "@north/mcp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
@@ -35,14 +36,10 @@ afterAll(async () => {
 });
 
 /** Four dimensions: termination, lease, deadline, anything else. Stored as unit vectors. */
-const unit = (v: number[]) => {
-  const norm = Math.hypot(...v);
-  return v.map((x) => x / norm);
-};
-const TERMINATION = unit([1, 0, 0, 0.05]);
-const OFFICE = unit([0, 0.1, 0, 1]);
+const TERMINATION = unitVector([1, 0, 0, 0.05]);
+const OFFICE = unitVector([0, 0.1, 0, 1]);
 /** The i-th of many different office notes (an HNSW graph of thousands of equal points is not one). */
-const office = (i: number) => unit([0, 0.1 + (i % 17) / 40, (i % 29) / 60, 1]);
+const office = (i: number) => unitVector([0, 0.1 + (i % 17) / 40, (i % 29) / 60, 1]);
 
 /**
  * Memories of one model, oldest first, a second apart, the newest `agoSeconds` old, with their

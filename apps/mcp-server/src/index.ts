@@ -18,6 +18,7 @@ export {
   type EmbeddingsProviderOptions,
   type EmbedFailure,
   type EmbedResult,
+  unitVector,
 } from "./embeddings/index.ts";
 export {
   BUN_IDLE_TIMEOUT_S,
