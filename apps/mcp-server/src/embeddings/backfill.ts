@@ -42,7 +42,12 @@ export function startEmbeddingBackfill(options: BackfillOptions): () => Promise<
     }
     const model = embeddingModelKey(provider, provider.dimensions ?? 0);
     if (!indexSettled.has(model)) {
-      const outcome = await ensureVectorIndex(options.db, model);
+      // A failed request (say, provisioning not yet re-run) is logged and asked again next
+      // round; it never keeps the memories from being embedded.
+      const outcome = await ensureVectorIndex(options.db, model).catch((error) => {
+        options.logger.error(describeError(error), "vector index request failed");
+        return "busy" as const;
+      });
       // `busy`: a lock was not had in time; the next round asks again.
       if (outcome !== "busy") indexSettled.add(model);
       logVectorIndex(options.logger, model, outcome);
