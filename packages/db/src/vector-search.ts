@@ -124,13 +124,14 @@ async function ensureExtension(
        from pg_catalog.pg_extension e join pg_catalog.pg_namespace n on n.oid = e.extnamespace
        where e.extname = 'vector'`,
     );
-    if (!row) return undefined;
-    const { current, ...found } = row;
-    return current ? found : ("outdated" as const);
+    return row;
   };
   const found = await installed();
-  if (found === "outdated") return { state: "outdated" };
-  if (found) return { state: "installed", ...found };
+  if (found) {
+    return found.current
+      ? { state: "installed", schema: found.schema, version: found.version }
+      : { state: "outdated" };
+  }
   const [offered] = await client`
     select 1 from pg_catalog.pg_available_extensions where name = 'vector'`;
   if (!offered) return { state: "unavailable" };
@@ -144,8 +145,9 @@ async function ensureExtension(
   }
   const created = await installed();
   if (!created) throw new Error("CREATE EXTENSION vector left no extension");
-  if (created === "outdated") return { state: "outdated" };
-  return { state: "created", ...created };
+  return created.current
+    ? { state: "created", schema: created.schema, version: created.version }
+    : { state: "outdated" };
 }
 
 async function buildIndex(
@@ -153,26 +155,25 @@ async function buildIndex(
   model: string,
   schema: string,
 ): Promise<{ index: string; outcome: VectorIndexOutcome }> {
+  // The index's name, type and state, and both statements, in one round trip.
   const [plan] = await client.unsafe<
-    { index: string; type: string | null; dimensions: number | null; valid: boolean | null }[]
+    { index: string; buildable: boolean; valid: boolean | null; drop: string; create: string }[]
   >(
-    `select p.index, ${vectorTypeSql("p.dimensions")} as type, p.dimensions,
+    `select p.index, p.type is not null as buildable,
             (select i.indisvalid from pg_catalog.pg_index i
-             where i.indexrelid = pg_catalog.to_regclass('public.' || pg_catalog.quote_ident(p.index))) as valid
+             where i.indexrelid = pg_catalog.to_regclass('public.' || pg_catalog.quote_ident(p.index))) as valid,
+            pg_catalog.format('DROP INDEX CONCURRENTLY IF EXISTS public.%I', p.index) as drop,
+            pg_catalog.format($3, p.index, $2::text, p.type, p.dimensions, $1::text, 'CONCURRENTLY') as create
      from (select ${vectorIndexNameSql("$1::text")} as index,
+                  ${vectorTypeSql(modelDimensionsSql("$1::text"))} as type,
                   ${modelDimensionsSql("$1::text")} as dimensions) p`,
-    [model],
+    [model, schema, HNSW_INDEX_FORMAT],
   );
   if (!plan) throw new Error("no index plan");
-  if (!plan.type || !plan.dimensions) return { index: plan.index, outcome: "too-large" };
+  if (!plan.buildable) return { index: plan.index, outcome: "too-large" };
   if (plan.valid === true) return { index: plan.index, outcome: "present" };
-  const [statements] = await client<{ drop: string; create: string }[]>`
-    select pg_catalog.format('DROP INDEX CONCURRENTLY IF EXISTS public.%I', ${plan.index}::text) as drop,
-           pg_catalog.format(${HNSW_INDEX_FORMAT}, ${plan.index}::text, ${schema}::text,
-             ${plan.type}::text, ${plan.dimensions}::integer, ${model}::text, 'CONCURRENTLY') as create`;
-  if (!statements) throw new Error("no index statements");
-  if (plan.valid === false) await client.unsafe(statements.drop);
-  await client.unsafe(statements.create);
+  if (plan.valid === false) await client.unsafe(plan.drop);
+  await client.unsafe(plan.create);
   return { index: plan.index, outcome: "created" };
 }
 
