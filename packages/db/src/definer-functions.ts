@@ -581,18 +581,18 @@ END`,
 
 export const FULLTEXT_CANDIDATES_FUNCTION = "memory_fulltext_candidates";
 
-/**
- * One tier of full-text recall, as the dynamic SQL `memory_fulltext_candidates` runs: of the
- * tenant's ($2) live memories, optionally one subject ($3, $4), the newest $6 matching the
- * tsquery $1, best `ts_rank` first, at most $5, as two arrays in that order (ids, ranks).
- * `also` adds a condition, such as leaving out the ids already found ($7).
- */
 /** Returns one tier's arrays (`v_ids`, `v_ranks`, from {@link rankedSql}) as rows, in order. */
 const RETURN_RANKED = `RETURN QUERY
     SELECT u.id, u.rank
     FROM ROWS FROM (pg_catalog.unnest(v_ids), pg_catalog.unnest(v_ranks)) WITH ORDINALITY AS u(id, rank, n)
     ORDER BY u.n;`;
 
+/**
+ * One tier of full-text recall, as the dynamic SQL `memory_fulltext_candidates` runs: of the
+ * tenant's ($2) live memories, optionally one subject ($3, $4), the newest $6 matching the
+ * tsquery $1, best `ts_rank` first, at most $5, as two arrays in that order (ids, ranks).
+ * `also` adds a condition, such as leaving out the ids already found ($7).
+ */
 function rankedSql(also: string): string {
   return `$q$
     SELECT pg_catalog.array_agg(c.id ORDER BY c.rank DESC, c.created_at DESC),
