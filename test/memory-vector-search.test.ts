@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   connectDatabase,
   ensureVectorIndex,
@@ -93,10 +93,14 @@ const recallByMeaning = (workspace: Workspace, model: string, app = db.app) =>
     }),
   );
 
+/** The name decision 028 gives a model's index, worked out here independently of the product. */
+const indexName = (model: string) =>
+  `memories_hnsw_${createHash("md5").update(model).digest("hex").slice(0, 16)}`;
+
 const indexState = async (model: string) => {
   const [row] = await db.owner.client<{ valid: boolean | null }[]>`
     select i.indisvalid as valid from pg_index i
-    where i.indexrelid = to_regclass('public.memories_hnsw_' || left(md5(${model}), 16))`;
+    where i.indexrelid = to_regclass(${`public.${indexName(model)}`})`;
   return row?.valid ?? null;
 };
 
@@ -166,7 +170,7 @@ describe("the vector list", () => {
     await db.owner.client`analyze memories`;
     // Too many vectors to build inside a transaction: north migrate builds it.
     await migrateDatabase(db.ownerUrl);
-    const index = `memories_hnsw_${(await db.owner.client<{ h: string }[]>`select left(md5(${model}), 16) as h`)[0]?.h}`;
+    const index = indexName(model);
     const scans = async () => {
       await db.owner.client`select pg_stat_clear_snapshot()`;
       const [row] = await db.owner.client<{ scans: string }[]>`
@@ -248,7 +252,7 @@ describe("building an index", () => {
     // What a CREATE INDEX CONCURRENTLY cancelled half-way leaves behind.
     await db.owner.client`
       update pg_index set indisvalid = false
-      where indexrelid = to_regclass('public.memories_hnsw_' || left(md5(${model}), 16))`;
+      where indexrelid = to_regclass(${`public.${indexName(model)}`})`;
     expect(await ensureVectorIndex(db.app.db, model)).toBe("invalid");
     // An invalid index is not used: recall falls back to the bounded comparison.
     expect((await recallByMeaning(workspace, model)).memories.map((m) => m.id)).not.toContain(old);
@@ -268,7 +272,7 @@ describe("building an index", () => {
     }
     expect(await ensureVectorIndex(db.app.db, "wide@3072")).toBe("created");
     const [definition] = await db.owner.client<{ def: string }[]>`
-      select pg_get_indexdef(to_regclass('public.memories_hnsw_' || left(md5('wide@3072'), 16))) as def`;
+      select pg_get_indexdef(to_regclass(${`public.${indexName("wide@3072")}`})) as def`;
     expect(definition?.def).toContain("halfvec(3072)");
     expect(await ensureVectorIndex(db.app.db, "huge@8192")).toBe("too-large");
   });
