@@ -14,6 +14,8 @@
  * - Product code only: apps/, packages/ and the migrations in drizzle/ — never a test.
  */
 
+import { SIGN_IN_MUTATIONS, SIGN_IN_SUITES } from "../test/sign-in/catalogue/index.ts";
+
 export interface Check {
   /** Test file, from the repository root. */
   file: string;
@@ -57,6 +59,7 @@ export const SUITES: readonly string[] = [
   "packages/db/src/working-profile.integration.test.ts",
   "packages/db/src/rls.integration.test.ts",
   "packages/db/src/provision.integration.test.ts",
+  ...SIGN_IN_SUITES,
 ];
 
 const WP_ACCEPTANCE = "test/working-profile.acceptance.test.ts";
@@ -1525,6 +1528,7 @@ export const MUTATIONS: readonly Entry[] = [
       why: "answer drizzle-kit's prompt with create, not rename: the question text is lost",
     },
   },
+  ...SIGN_IN_MUTATIONS,
 ];
 
 /** Checks no sensible product mutation turns red. Each one points at a weak test. */
