@@ -1,10 +1,4 @@
-import {
-  addMember,
-  createApiToken,
-  createOrganization,
-  setMemberRole,
-  setSsoConnection,
-} from "@north/db";
+import { addMember, createOrganization, setMemberRole, setSsoConnection } from "@north/db";
 import { createSecretBox } from "@north/mcp-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +10,7 @@ import {
   decide,
   loopbackRedirectUri,
   type SignInServer,
-  signInWithToken,
+  signInWithEmail,
   startSignInServer,
   TEST_SECRET_KEY,
   TestOAuthClient,
@@ -28,7 +22,6 @@ let idp: TestIdp;
 let browser: Browser;
 let organizationId: string;
 let manager: { userId: string };
-let member: { userId: string };
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -53,7 +46,7 @@ beforeAll(async () => {
     email: "associee@etude.example",
     role: "manager",
   });
-  member = await addMember(db.owner.db, { organizationId, email: "stagiaire@etude.example" });
+  await addMember(db.owner.db, { organizationId, email: "stagiaire@etude.example" });
   await setSsoConnection(db.owner.db, {
     organizationId,
     issuer: idp.issuer,
@@ -108,21 +101,16 @@ describe("the console signs managers in through the organisation's IdP", () => {
   });
 
   it("lists a member's connected app and revokes it: the app's next call is refused", async () => {
-    const token = (
-      await createApiToken(db.owner.db, {
-        organizationId,
-        ...member,
-        scopes: ["memory:read"],
-        expiresAt: null,
-      })
-    ).token;
     const client = new TestOAuthClient(await loopbackRedirectUri(), undefined, "Cowork test");
+    // The organisation has an IdP, so its members connect through it (SPEC §3a).
     const { result } = await connect(
       `${server.base}/mcp`,
       client,
       await (await browser.newContext()).newPage(),
       async (p) => {
-        await signInWithToken(p, token);
+        await signInWithEmail(p, "stagiaire@etude.example");
+        await p.waitForSelector('input[name="login"]');
+        await signInAtTestIdp(p, "stagiaire@etude.example");
         await decide(p, "allow");
       },
     );

@@ -288,3 +288,59 @@ export async function connect(
   if (!code) return { landed, result: null };
   return { landed, result: await auth(client, { serverUrl, authorizationCode: code }) };
 }
+
+/** The status of a JSON-RPC tools/list with a bearer token: whether the token still holds. */
+export async function mcpStatus(serverUrl: string, token: string): Promise<number> {
+  const response = await fetch(serverUrl, {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${token}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/** A refresh at North's token endpoint, as a host sends it. */
+export function refreshAt(
+  base: string,
+  client: TestOAuthClient,
+  refreshToken: string,
+): Promise<Response> {
+  return fetch(`${base}/oauth/oauth2/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: refreshToken,
+      client_id: client.clientInformation()?.client_id ?? "",
+      resource: `${base}/mcp`,
+    }),
+  });
+}
+
+/**
+ * A connector signed in with an API token on North's page (DCR, consent approved), or the
+ * result of a refused one. `beforeConsent` runs on the consent page before Allow (an attacker's
+ * move, or a read of the page); `client` reconnects a client that registered before.
+ */
+export async function connectWithToken(
+  base: string,
+  page: Page,
+  token: string,
+  options: { client?: TestOAuthClient; beforeConsent?: (page: Page) => Promise<void> } = {},
+) {
+  const client = options.client ?? new TestOAuthClient(await loopbackRedirectUri());
+  let consentText = "";
+  const { landed, result } = await connect(`${base}/mcp`, client, page, async (p) => {
+    await signInWithToken(p, token);
+    await p.waitForSelector('button[value="deny"]');
+    consentText = (await p.textContent("main")) ?? "";
+    await options.beforeConsent?.(p);
+    await decide(p, "allow");
+  });
+  return { client, landed, result, consentText, tokens: client.tokens() };
+}

@@ -161,7 +161,8 @@ async function principalForGrant(db: Database, payload: JWTPayload): Promise<Pri
   const clientId = (payload as { client_id?: unknown }).client_id;
   if (typeof userId !== "string" || !UUID.test(userId)) return null;
   if (typeof clientId !== "string" || !clientId) return null;
-  const grant = await resolveOAuthGrant(db, userId, clientId);
+  if (typeof payload.iat !== "number") return null;
+  const grant = await resolveOAuthGrant(db, userId, clientId, payload.iat);
   if (!grant) return null;
   const scopes = scopesOf(payload).filter((s) => s !== "admin" || grant.role === "manager");
   return {

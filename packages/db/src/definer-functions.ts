@@ -424,22 +424,36 @@ END`,
 export const RESOLVE_GRANT_FUNCTION = "resolve_oauth_grant";
 
 /**
- * The resource server's per-request check of a North access token (SPEC §3a): its member is
- * still active and the grant (the member's consent to that client) still exists, so revoking a
- * grant or removing a member ends access on the next call. One round trip, like API tokens.
+ * The resource server's per-request check of a North access token, and the token endpoint's
+ * before a refresh (SPEC §3a, decision 029): the member is still active, the grant (the
+ * member's consent to that client, with North's record of what opened it) still exists and is
+ * within its absolute lifetime, the API token that opened it (if one did) is neither revoked nor
+ * expired, and — for an access token — it was issued under this grant, not an earlier one that
+ * was revoked before the member consented again (`p_issued_at`, the token's `iat`; null at the
+ * token endpoint). One round trip, like API tokens.
  */
 const resolveGrant = definerFunction({
   name: RESOLVE_GRANT_FUNCTION,
-  params: "p_user_id uuid, p_client_id text",
+  params: "p_user_id uuid, p_client_id text, p_issued_at double precision",
   returns: "TABLE (organization_id uuid, role text, grant_id text)",
   volatility: "STABLE",
   body: `BEGIN
   RETURN QUERY
     SELECT m.organization_id, m.role, c.id
-    FROM public.members m
-    JOIN north_auth.oauth_consent c
-      ON c.user_id = p_user_id::text AND c.client_id = p_client_id
-    WHERE m.user_id = p_user_id AND m.removed_at IS NULL
+    FROM north_auth.oauth_consent c
+    JOIN north_auth.oauth_grant g ON g.consent_id = c.id
+    JOIN public.members m ON m.organization_id = g.organization_id AND m.user_id = g.user_id
+    WHERE c.user_id = p_user_id::text AND c.client_id = p_client_id
+      AND g.user_id = p_user_id AND g.client_id = p_client_id
+      AND m.removed_at IS NULL
+      AND g.expires_at > pg_catalog.now()
+      AND (p_issued_at IS NULL
+           OR p_issued_at >= pg_catalog.floor(pg_catalog.date_part('epoch', g.granted_at)))
+      AND (g.api_token_id IS NULL OR EXISTS (
+        SELECT 1 FROM public.api_tokens t
+        WHERE t.id = g.api_token_id AND t.user_id = p_user_id
+          AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())))
     LIMIT 1;
 END`,
 });

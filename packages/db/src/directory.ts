@@ -1,5 +1,6 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
+import { endMemberOAuth } from "./grant-records.ts";
 import {
   apiTokens,
   type MemberRole,
@@ -135,8 +136,9 @@ export type MemberChange =
   | { found: true; email: string; role: MemberRole; tokensRevoked: number };
 
 /**
- * Removes an active member: marks them removed and revokes every token they hold, in one
- * transaction, so their next request fails. `found: false` when no active member matches.
+ * Removes an active member: marks them removed, revokes every API token they hold and ends
+ * their OAuth grants, refresh tokens and sign-in sessions, in one transaction, so their next
+ * request fails and a later reinstatement starts from nothing. `found: false` when no active member matches.
  */
 export async function removeMember(
   db: Database | Tx,
@@ -149,6 +151,8 @@ export async function removeMember(
       .where(and(memberKey(params), isNull(members.removedAt)))
       .returning({ email: members.email, role: members.role });
     if (!member) return { found: false };
+    // OAuth access ends in the same transaction: reinstating the member revives none of it.
+    await endMemberOAuth(tx, params.userId);
     return { found: true, ...member, tokensRevoked: await revokeMemberTokens(tx, params) };
   });
 }

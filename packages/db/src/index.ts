@@ -75,6 +75,15 @@ export {
 export { exportMembers, type MemberExport } from "./export.ts";
 export { freePort } from "./free-port.ts";
 export {
+  clipRefreshTokens,
+  endBrowserSession,
+  endMemberOAuth,
+  openGrant,
+  recordSignInSession,
+  type SignInRecord,
+  signInRecordFor,
+} from "./grant-records.ts";
+export {
   type ForgetResult,
   type ForgetTarget,
   forgetMemories,
@@ -112,6 +121,7 @@ export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 export { describeError, hasSqlState, isDatabaseUnavailable } from "./pg-errors.ts";
 export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./provision.ts";
 export * as authorizationServerTables from "./schema/authorization-server.ts";
+export { oauthGrants, signInSessions } from "./schema/grant-records.ts";
 export {
   AUDIT_OUTCOMES,
   type AuditOutcome,

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { is } from "drizzle-orm";
 import { getTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import drizzleConfig from "../../../drizzle.config.ts";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { MIGRATIONS_FOLDER } from "./migrate.ts";
 import { PROVISIONED_TABLES } from "./provision.ts";
@@ -85,7 +86,7 @@ describe("migrations", () => {
       const config = path.join(root, `.drizzle-check-${process.pid}.config.ts`);
       await writeFile(
         config,
-        `export default { dialect: "postgresql", schema: ["./packages/db/src/schema/index.ts", "./packages/db/src/schema/authorization-server.ts"], out: ${JSON.stringify(path.relative(root, path.join(scratch, "drizzle")))} };\n`,
+        `export default { dialect: "postgresql", schema: ${JSON.stringify(drizzleConfig.schema)}, out: ${JSON.stringify(path.relative(root, path.join(scratch, "drizzle")))} };\n`,
       );
       try {
         const { stdout } = await promisify(execFile)(

@@ -106,14 +106,19 @@ export interface ResolvedGrant {
   grantId: string;
 }
 
-/** The per-request check behind a North access token: active member, grant still in place. */
+/**
+ * The check behind a North access token (with its `iat`) or a refresh (`issuedAt` null): active
+ * member, grant still in place, within its lifetime, its opening API token still live.
+ */
 export async function resolveOAuthGrant(
   db: Database,
   userId: string,
   clientId: string,
+  issuedAt: number | null,
 ): Promise<ResolvedGrant | null> {
   const rows = await db.execute<{ organization_id: string; role: string; grant_id: string }>(
-    sql`select * from public.resolve_oauth_grant(${userId}::uuid, ${clientId})`,
+    sql`select * from public.resolve_oauth_grant(${userId}::uuid, ${clientId},
+      ${issuedAt}::double precision)`,
   );
   const row = rows[0];
   return row

@@ -21,6 +21,11 @@ import { SCOPES } from "../principal.ts";
 export const ACCESS_TOKEN_TTL_S = 3600;
 /** Refresh tokens: rotated on each use, at most this long (≤ 30 days). */
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
+/**
+ * A grant's absolute lifetime, from the consent that opened it (decision 029): refresh rotation
+ * never extends it, and the consent page's "up to 30 days" is what happens.
+ */
+export const GRANT_LIFETIME_S = REFRESH_TOKEN_TTL_S;
 /** A spent refresh token replayed within this window gets the same answer, not a revocation. */
 export const REFRESH_REUSE_GRACE_S = 30;
 /** The authorization server's browser session: only long enough to finish signing in. */

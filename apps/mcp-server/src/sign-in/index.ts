@@ -3,12 +3,8 @@ import { Hono } from "hono";
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import type { Logger } from "../logger.ts";
 import type { OAuthOptions } from "../oauth.ts";
-import {
-  AS_SESSION_TTL_S,
-  type AuthorizationServer,
-  createAuthorizationServer,
-} from "./authorization-server.ts";
-import { createScopeCap } from "./entitlement.ts";
+import { type AuthorizationServer, createAuthorizationServer } from "./authorization-server.ts";
+import { createBrowserSessions } from "./browser-session.ts";
 import { createIdentityProviders } from "./identity-provider.ts";
 import { createMetadataFetch } from "./metadata-fetch.ts";
 import { buildProtocolRoutes } from "./protocol.ts";
@@ -71,12 +67,12 @@ export function createSignIn(options: SignInOptions) {
     fetchClientMetadata: options.fetchClientMetadata ?? createMetadataFetch(),
   });
   const secrets = createSecretBox(options.secret);
-  const cap = createScopeCap(secrets, as.issuer.startsWith("https://"), AS_SESSION_TTL_S);
+  const sessions = createBrowserSessions(options.db, as);
   const routes = new Hono<{ Variables: { requestId: string } }>();
-  routes.route("/", buildProtocolRoutes({ ...options, as, cap }));
+  routes.route("/", buildProtocolRoutes({ ...options, as, sessions }));
   routes.route(
     "/sign-in",
-    buildSignInRoutes({ ...options, as, cap, idps: createIdentityProviders(), secrets }),
+    buildSignInRoutes({ ...options, as, sessions, idps: createIdentityProviders(), secrets }),
   );
   const oauth: OAuthOptions = {
     issuer: as.issuer,

@@ -135,6 +135,9 @@ ${
   ${grantable ? html`<button type="submit" name="decision" value="allow">Allow</button>` : ""}
   <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>
-<p class="note">You can disconnect it later; your manager can too.</p>`,
+<p class="note">You can disconnect it later; your manager can too.</p>
+<form method="post" action="/sign-in/sign-out">
+  <button type="submit" class="secondary">Not you? Sign out</button>
+</form>`,
   );
 }

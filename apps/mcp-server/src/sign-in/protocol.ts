@@ -1,23 +1,27 @@
 import {
   activeMemberForUser,
   authorizationServerTables as ast,
+  clipRefreshTokens,
   type Database,
+  resolveOAuthGrant,
+  revokeClientAccess,
   type TargetFingerprint,
 } from "@north/db";
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
+import { decodeJwt } from "jose";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
 import { SCOPES } from "../principal.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
-import type { ScopeCap } from "./entitlement.ts";
+import type { BrowserSessions } from "./browser-session.ts";
 import { revokeAndAudit, storedTokenHash } from "./grants.ts";
 import { messagePage } from "./pages.ts";
 
 export interface ProtocolDeps {
   db: Database;
   as: AuthorizationServer;
-  cap: ScopeCap;
+  sessions: BrowserSessions;
   fingerprint: (value: string) => TargetFingerprint;
   logger: Logger;
 }
@@ -45,6 +49,26 @@ const pageHeaders = {
   "Content-Security-Policy": "default-src 'none'; style-src 'self'; frame-ancestors 'none'",
   "Cache-Control": "no-store",
 };
+
+/** The member and client of the access token in a token response (North's own, just issued). */
+async function issuedFor(response: Response): Promise<{ userId: string; clientId: string } | null> {
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { access_token?: unknown } | null;
+  if (typeof body?.access_token !== "string") return null;
+  try {
+    const { sub, client_id: clientId } = decodeJwt(body.access_token) as {
+      sub?: unknown;
+      client_id?: unknown;
+    };
+    return typeof sub === "string" && typeof clientId === "string"
+      ? { userId: sub, clientId }
+      : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The authorization server's protocol surface: RFC 8414 metadata at the root, and the library's
@@ -96,13 +120,19 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     }
     const requested = (params.get("scope") ?? "").split(" ").filter(Boolean);
     let scopes = requested.length ? requested : [...SCOPES];
-    const session = await deps.as.api.getSession({ headers: c.req.raw.headers }).catch(() => null);
-    const member = session ? await activeMemberForUser(deps.db, session.user.id) : null;
-    if (member) {
-      const allowed = await deps.cap.allowed(c, session?.session.id ?? "", member.role);
-      const narrowed = scopes.filter((s) => allowed.includes(s));
+    // A library session North has no record of is ended here, so the library asks for a
+    // sign-in instead of acting on it (decision 029).
+    const signedIn = await deps.sessions.current(c.req.raw.headers);
+    if (signedIn) {
+      const narrowed = scopes.filter((s) => signedIn.grantable.includes(s));
       // Nothing left: keep the request as it was, so the consent page can say so.
       if (narrowed.some((s) => s !== OFFLINE_ACCESS)) scopes = narrowed;
+      // A remembered consent whose grant has ended (lifetime, its API token, or no record of
+      // what opened it) is dropped, so the library asks for consent again.
+      const clientId = params.get("client_id") ?? "";
+      if (clientId && !(await resolveOAuthGrant(deps.db, signedIn.userId, clientId, null))) {
+        await revokeClientAccess(deps.db, signedIn.userId, clientId);
+      }
     }
     if (!scopes.includes(OFFLINE_ACCESS)) scopes.push(OFFLINE_ACCESS);
     params.set("scope", scopes.join(" "));
@@ -171,6 +201,19 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     ).catch((error) => deps.logger.error(describeError(error), "grant revocation failed"));
   };
 
+  /**
+   * After tokens were issued: the grant's refresh tokens end no later than the grant (the
+   * library gives each one a fresh 30 days). The member and client come from the refresh
+   * token presented, or from the access token just issued for a code.
+   */
+  const clipToGrant = async (
+    response: Response,
+    row: { userId: string; clientId: string } | null,
+  ) => {
+    const grant = row ?? (await issuedFor(response));
+    if (grant) await clipRefreshTokens(deps.db, grant.userId, grant.clientId);
+  };
+
   // Token endpoint: a spent refresh token presented after the grace window revokes the whole
   // grant (the library revokes the refresh family; North also drops the consent the resource
   // server checks, and records it).
@@ -181,11 +224,27 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
       .catch(() => null);
     const refresh = form?.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
     const row = typeof refresh === "string" ? await refreshTokenRow(refresh) : null;
+    // A refresh of a grant that has ended — member removed, 30 days since consent, its API
+    // token revoked or expired — is refused before the library can rotate it (decision 029).
+    if (
+      row &&
+      !row.revoked &&
+      !(await resolveOAuthGrant(deps.db, row.userId, row.clientId, null))
+    ) {
+      await revokeClientAccess(deps.db, row.userId, row.clientId);
+      deps.logger.info({ reason: "grant_ended" }, "refresh refused");
+      return c.json(
+        { error: "invalid_grant", error_description: "This connection has ended: sign in again." },
+        400,
+        { "Cache-Control": "no-store" },
+      );
+    }
     const response = await forward(c.req.raw);
     if (row?.revoked && response.status === 400) {
       const withinGrace = row.replayUntil !== null && row.replayUntil > new Date();
       if (!withinGrace) await revokeFor(row, "refresh_reuse");
     }
+    if (response.ok) await clipToGrant(response, row);
     return response;
   });
 

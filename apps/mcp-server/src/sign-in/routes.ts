@@ -1,10 +1,12 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import {
-  activeMemberForUser,
   authorizationServerTables as ast,
   type Database,
+  openGrant,
   organizationName,
   recordAudit,
+  revokeClientAccess,
+  type SignInRecord,
   type SsoConnection,
   signInMember,
   ssoConnectionForDomain,
@@ -19,8 +21,13 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { principalForToken } from "../auth.ts";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
-import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
-import type { ScopeCap } from "./entitlement.ts";
+import {
+  AS_BASE_PATH,
+  type AuthorizationServer,
+  GRANT_LIFETIME_S,
+  OFFLINE_ACCESS,
+} from "./authorization-server.ts";
+import type { BrowserSessions } from "./browser-session.ts";
 import {
   type IdentityProviders,
   IdpLoginError,
@@ -33,7 +40,7 @@ import type { SecretBox } from "./secret-box.ts";
 export interface SignInDeps {
   db: Database;
   as: AuthorizationServer;
-  cap: ScopeCap;
+  sessions: BrowserSessions;
   idps: IdentityProviders;
   secrets: SecretBox;
   /** NORTH_SECRET_KEY: keys the consent form's CSRF token. */
@@ -137,25 +144,18 @@ export function buildSignInRoutes(deps: SignInDeps) {
     return c.html(messagePage(page.title, page.message, page.hint), page.status);
   };
 
-  const signedIn = async (
-    c: Context,
-    member: { organizationId: string; userId: string },
-    method: "idp" | "api_token",
-    continueQuery: string,
-    token?: { id: string | null; scopes: readonly string[] },
-  ) => {
-    await withTenant(deps.db, member, (tx) =>
+  /** Opens the browser session with North's record of how the person signed in, then resumes. */
+  const signedIn = async (c: Context, record: SignInRecord, continueQuery: string) => {
+    await withTenant(deps.db, record, (tx) =>
       recordAudit(tx, {
         tool: "sign_in",
         outcome: "created",
-        reason: method,
-        tokenId: token?.id ?? null,
+        reason: record.method,
+        tokenId: record.method === "api_token" ? record.apiTokenId : null,
         requestId: c.get("requestId"),
       }),
     );
-    const { sessionId, cookies } = await deps.as.openSession(member.userId);
-    if (token) await deps.cap.set(c, sessionId, token.scopes);
-    return resume(c, continueQuery, cookies);
+    return resume(c, continueQuery, await deps.sessions.open(record));
   };
 
   app.get("/", (c) => {
@@ -330,7 +330,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     }
     const member = { organizationId: login.organizationId, userId: match.userId };
     if (login.purpose === "console" && deps.openConsole) return deps.openConsole(c, member);
-    return signedIn(c, member, "idp", login.continueQuery);
+    return signedIn(c, { ...member, method: "idp" }, login.continueQuery);
   });
 
   app.post("/token", async (c) => {
@@ -338,7 +338,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     const continueQuery = continueOf(form);
     const token = typeof form.token === "string" ? form.token.trim() : "";
     const principal = token ? await principalForToken(deps.db, token) : null;
-    if (!principal) {
+    if (!principal?.tokenId) {
       return c.html(
         signInPage({
           continueQuery,
@@ -347,21 +347,31 @@ export function buildSignInRoutes(deps: SignInDeps) {
         401,
       );
     }
-    return signedIn(c, principal, "api_token", continueQuery, {
-      id: principal.tokenId,
-      scopes: principal.scopes,
-    });
+    // SPEC §3a: an organisation with an IdP signs its people in through it, never by token.
+    if (await ssoConnectionForOrganization(deps.db, principal.organizationId)) {
+      return refuse(c, principal.organizationId, "idp_required", {
+        title: "Sign in with your firm's account",
+        message: "Your organisation signs in through its identity provider, not with a token.",
+        hint: "Go back and enter your work email instead.",
+        status: 403,
+      });
+    }
+    const { organizationId, userId, tokenId, scopes } = principal;
+    const record = { organizationId, userId, method: "api_token" as const, apiTokenId: tokenId };
+    return signedIn(c, { ...record, scopeCap: scopes }, continueQuery);
   });
 
   const csrfFor = (sessionId: string) =>
     createHmac("sha256", deps.secret).update(`consent:${sessionId}`).digest("base64url");
 
-  /** The signed-in member and the client an authorization request names, or why not. */
+  /**
+   * The signed-in member (as North recorded the sign-in: no record, no consent) and the client
+   * an authorization request names, or null.
+   */
   const consentContext = async (c: Context, continueQuery: string) => {
-    const session = await deps.as.api.getSession({ headers: c.req.raw.headers });
-    if (!session) return null;
-    const member = await activeMemberForUser(deps.db, session.user.id);
-    if (!member) return null;
+    const signedIn = await deps.sessions.current(c.req.raw.headers);
+    if (!signedIn) return null;
+    const { member, sessionId, userId, record } = signedIn;
     const query = new URLSearchParams(continueQuery);
     const clientId = query.get("client_id") ?? "";
     const [client] = await deps.db
@@ -370,10 +380,11 @@ export function buildSignInRoutes(deps: SignInDeps) {
       .where(eq(ast.oauthClient.clientId, clientId));
     if (!client) return null;
     const requested = (query.get("scope") ?? "").split(" ").filter(Boolean);
-    const allowed = await deps.cap.allowed(c, session.session.id, member.role);
+    const allowed = signedIn.grantable;
     return {
-      sessionId: session.session.id,
-      userId: session.user.id,
+      sessionId,
+      userId,
+      record,
       member,
       clientId,
       client,
@@ -426,12 +437,23 @@ export function buildSignInRoutes(deps: SignInDeps) {
     const grantable = context.scopes.some((s) => s !== OFFLINE_ACCESS);
     const accept = form.decision === "allow" && grantable;
     const tenant = { organizationId: context.member.organizationId, userId: context.userId };
-    // Whatever the form posted, the grant is the request narrowed to the member's entitlement.
+    // Each consent opens a new grant (decision 029): an earlier one for this client ends first,
+    // and its access tokens stay refused (they were issued before the new grant).
+    if (accept) await revokeClientAccess(deps.db, context.userId, context.clientId);
+    // Whatever the form posted, the grant is the request narrowed to what this sign-in may grant.
     const result = await deps.as.consent(c.req.raw.headers, {
       accept,
       ...(accept ? { scope: context.scopes.join(" ") } : {}),
       oauth_query: continueQuery,
     });
+    if (accept) {
+      const opened = await openGrant(deps.db, {
+        clientId: context.clientId,
+        record: context.record,
+        lifetimeS: GRANT_LIFETIME_S,
+      });
+      if (!opened) throw new Error("the consent endpoint recorded no consent");
+    }
     await withTenant(deps.db, tenant, (tx) =>
       recordAudit(tx, {
         tool: "consent",
@@ -443,6 +465,20 @@ export function buildSignInRoutes(deps: SignInDeps) {
     const location = result.url;
     if (!location) throw new Error("the consent endpoint returned no redirect");
     return c.redirect(location, 303);
+  });
+
+  // Sign-out of the authorization server's browser session: on a shared browser, nobody can
+  // consent another client in the session's remaining minutes.
+  app.post("/sign-out", async (c) => {
+    // The session ends on the server; the browser's cookie then names nothing.
+    await deps.sessions.end(c.req.raw.headers);
+    return c.html(
+      messagePage(
+        "Signed out",
+        "You are signed out of North in this browser.",
+        "Connections you allowed stay connected; your manager can list and revoke them.",
+      ),
+    );
   });
 
   return app;
