@@ -216,22 +216,34 @@ describe("a grant ends when what opened it ends", () => {
 });
 
 describe("member removal ends OAuth access", () => {
-  it("a removed member's refresh is refused, and reinstating them revives no grant", async () => {
+  it("removing a member ends their OAuth grants at once, and reinstating them revives none", async () => {
     const ws = await createWorkspace(db.owner.db);
     const { token } = await tokenFor(ws.member, MEMBER_SCOPES);
     const { client, tokens, refreshToken } = await connected(token);
     const [row] = await db.owner.client<{ email: string }[]>`
       select email from members where user_id = ${ws.member.userId}`;
     await removeMember(db.owner.db, ws.member);
-    expect((await refreshAt(server.base, client, refreshToken)).status).toBe(400);
+    const left = await db.owner.client`
+      select 'consent' from north_auth.oauth_consent where user_id = ${ws.member.userId}
+      union all select 'refresh' from north_auth.oauth_refresh_token
+        where user_id = ${ws.member.userId} and revoked is null
+      union all select 'session' from north_auth.session where user_id = ${ws.member.userId}`;
+    expect(left).toHaveLength(0);
     await addMember(db.owner.db, { organizationId: ws.organizationId, email: row?.email ?? "" });
     expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(401);
     expect((await refreshAt(server.base, client, refreshToken)).status).toBe(400);
-    const left = await db.owner.client`
-      select 1 from north_auth.oauth_consent where user_id = ${ws.member.userId}
-      union all select 1 from north_auth.oauth_refresh_token
-        where user_id = ${ws.member.userId} and revoked is null`;
-    expect(left).toHaveLength(0);
+  });
+
+  it("the token endpoint refuses a refresh for a member who is no longer active", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const { token } = await tokenFor(ws.member, MEMBER_SCOPES);
+    const { client, refreshToken } = await connected(token);
+    // Inactive by any path, not only `member remove` (which also ends the grants themselves).
+    await db.owner
+      .client`update members set removed_at = now() where user_id = ${ws.member.userId}`;
+    const refused = await refreshAt(server.base, client, refreshToken);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe("invalid_grant");
   });
 });
 

@@ -97,13 +97,25 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: check(
       "member removal ends OAuth access",
-      "a removed member's refresh is refused, and reinstating them revives no grant",
+      "removing a member ends their OAuth grants at once, and reinstating them revives none",
     ),
     mutation: {
       file: DIRECTORY,
       find: "await endMemberOAuth(tx, params.userId);",
       replace: "",
       why: "removing a member revokes API tokens only, leaving consents and refresh tokens",
+    },
+  },
+  {
+    check: check(
+      "member removal ends OAuth access",
+      "the token endpoint refuses a refresh for a member who is no longer active",
+    ),
+    mutation: {
+      file: PROTOCOL,
+      find: "!(await resolveOAuthGrant(deps.db, row.userId, row.clientId, null))",
+      replace: "false",
+      why: "the token endpoint rotates a refresh token without asking whether its grant still holds",
     },
   },
   {
