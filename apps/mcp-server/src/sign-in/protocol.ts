@@ -31,7 +31,8 @@ const PUBLIC_ENDPOINTS = new Set([
   "GET /jwks",
 ]);
 
-const isLoopbackRedirect = (uri: unknown) => {
+/** An http redirect to a loopback host: a native app on this computer (RFC 8252). */
+export const isLoopbackRedirect = (uri: unknown) => {
   if (typeof uri !== "string") return false;
   try {
     const url = new URL(uri);

@@ -20,6 +20,7 @@ import { principalForToken } from "../auth.ts";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
+import { describeConsentClient } from "./consent-client.ts";
 import type { ScopeCap } from "./entitlement.ts";
 import {
   type IdentityProviders,
@@ -398,8 +399,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     if (!context) return consentExpired(c);
     return c.html(
       consentPage({
-        clientName: context.client.name ?? context.clientId,
-        clientUri: context.client.uri,
+        client: await describeConsentClient(deps.db, context.clientId, continueQuery),
         organizationName: await organizationName(deps.db, {
           organizationId: context.member.organizationId,
           userId: context.userId,
