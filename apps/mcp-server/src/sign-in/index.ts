@@ -12,6 +12,7 @@ import { createScopeCap } from "./entitlement.ts";
 import { createIdentityProviders } from "./identity-provider.ts";
 import { createMetadataFetch } from "./metadata-fetch.ts";
 import { buildProtocolRoutes } from "./protocol.ts";
+import { createRegistrationLimits, type RegistrationLimitsOptions } from "./registration-limits.ts";
 import { buildSignInRoutes } from "./routes.ts";
 import { createSecretBox } from "./secret-box.ts";
 
@@ -27,6 +28,8 @@ export interface SignInOptions {
   logger: Logger;
   /** Ends a console sign-in through the IdP (see `SignInDeps.openConsole`). */
   openConsole?: Parameters<typeof buildSignInRoutes>[0]["openConsole"];
+  /** Per-address budgets for DCR and metadata-document lookups (defaults: registration-limits.ts). */
+  registrationLimits?: RegistrationLimitsOptions;
   /** Tests only: the CIMD transport (the default refuses every non-public address). */
   fetchClientMetadata?: Parameters<typeof createAuthorizationServer>[0]["fetchClientMetadata"];
 }
@@ -64,16 +67,17 @@ function localKeys(as: AuthorizationServer): JWTVerifyGetKey {
  * options that verify what it issues.
  */
 export function createSignIn(options: SignInOptions) {
+  const limits = createRegistrationLimits(options.logger, options.registrationLimits);
   const as = createAuthorizationServer({
     db: options.db,
     issuer: options.issuer,
     secret: options.secret,
-    fetchClientMetadata: options.fetchClientMetadata ?? createMetadataFetch(),
+    fetchClientMetadata: limits.metered(options.fetchClientMetadata ?? createMetadataFetch()),
   });
   const secrets = createSecretBox(options.secret);
   const cap = createScopeCap(secrets, as.issuer.startsWith("https://"), AS_SESSION_TTL_S);
   const routes = new Hono<{ Variables: { requestId: string } }>();
-  routes.route("/", buildProtocolRoutes({ ...options, as, cap }));
+  routes.route("/", buildProtocolRoutes({ ...options, as, cap, limits }));
   routes.route(
     "/sign-in",
     buildSignInRoutes({ ...options, as, cap, idps: createIdentityProviders(), secrets }),
