@@ -106,6 +106,37 @@ const register = (from: string, metadata: Record<string, unknown> = client()) =>
 const clientIdOf = (answer: Answer) =>
   String((JSON.parse(answer.text) as { client_id?: string }).client_id);
 
+/** Serves a metadata document under `name`; returns its URL, the client id. */
+function metadataDocument(name: string, redirectUri: string) {
+  const clientId = cimd.serve(name, {});
+  cimd.serve(name, {
+    client_id: clientId,
+    client_name: name,
+    redirect_uris: [redirectUri],
+    token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+  });
+  return clientId;
+}
+
+/** An authorization request, as a browser that is not signed in sends it. */
+const authorize = (from: string, clientId: string, redirectUri: string) =>
+  send(
+    from,
+    "GET",
+    `/oauth/oauth2/authorize?${new URLSearchParams({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      scope: "memory:read",
+      state: "st",
+      code_challenge: "x".repeat(43),
+      code_challenge_method: "S256",
+      resource: `${server.base}/mcp`,
+    })}`,
+  );
+
 describe("registration is budgeted per source address", () => {
   it("refuses a burst of registrations from one address past its budget, while another address still registers", async () => {
     const attacker = freshAddress();
@@ -127,38 +158,14 @@ describe("registration is budgeted per source address", () => {
 
   it("refuses metadata-document resolutions from one address past its budget, while another address still resolves", async () => {
     const redirectUri = await loopbackRedirectUri();
-    const document = (name: string) => {
-      const clientId = cimd.serve(name, {});
-      cimd.serve(name, {
-        client_id: clientId,
-        client_name: name,
-        redirect_uris: [redirectUri],
-        token_endpoint_auth_method: "none",
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-      });
-      return clientId;
-    };
-    const authorize = (from: string, clientId: string) =>
-      send(
-        from,
-        "GET",
-        `/oauth/oauth2/authorize?${new URLSearchParams({
-          response_type: "code",
-          client_id: clientId,
-          redirect_uri: redirectUri,
-          scope: "memory:read",
-          state: "st",
-          code_challenge: "x".repeat(43),
-          code_challenge_method: "S256",
-          resource: `${server.base}/mcp`,
-        })}`,
-      );
+    const document = (name: string) => metadataDocument(name, redirectUri);
     const attacker = freshAddress();
     for (let i = 0; i < RESOLUTIONS; i++) {
-      expect((await authorize(attacker, document(`resolve-${i}`))).status).not.toBe(429);
+      expect((await authorize(attacker, document(`resolve-${i}`), redirectUri)).status).not.toBe(
+        429,
+      );
     }
-    const refused = await authorize(attacker, document("resolve-over"));
+    const refused = await authorize(attacker, document("resolve-over"), redirectUri);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
     expect(refused.text).not.toMatch(/^\s*\{/);
@@ -168,7 +175,9 @@ describe("registration is budgeted per source address", () => {
       .from(ast.oauthClient)
       .where(eq(ast.oauthClient.clientId, document("resolve-over")));
     expect(stored).toBeUndefined();
-    expect((await authorize(freshAddress(), document("resolve-other"))).status).not.toBe(429);
+    expect(
+      (await authorize(freshAddress(), document("resolve-other"), redirectUri)).status,
+    ).not.toBe(429);
     expect(cimd.requests).toContain("/resolve-other.json");
   });
 });
@@ -235,6 +244,17 @@ describe("clients nobody consented to are swept after a day", () => {
     await backdate([abandoned]);
     await register(freshAddress());
     expect(await stored([abandoned])).toEqual([]);
+  });
+
+  it("deletes a day-old metadata-document client nobody consented to when another is looked up", async () => {
+    const redirectUri = await loopbackRedirectUri();
+    const abandoned = metadataDocument("abandoned-cimd", redirectUri);
+    expect((await authorize(freshAddress(), abandoned, redirectUri)).status).not.toBe(429);
+    expect(await stored([abandoned])).toEqual([abandoned]);
+    await backdate([abandoned]);
+    const next = metadataDocument("next-cimd", redirectUri);
+    expect((await authorize(freshAddress(), next, redirectUri)).status).not.toBe(429);
+    expect(await stored([abandoned, next])).toEqual([next]);
   });
 
   it("keeps a client that has a consent or a refresh token, and one younger than a day", async () => {

@@ -113,6 +113,18 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: REGISTRATION,
+      name: `${SWEEP} deletes a day-old metadata-document client nobody consented to when another is looked up`,
+    },
+    mutation: {
+      file: LIMITS,
+      find: "scope.fetched = true;",
+      replace: "",
+      why: "a metadata lookup never triggers the sweep, so metadata-document clients pile up",
+    },
+  },
+  {
+    check: {
+      file: REGISTRATION,
       name: `${SWEEP} keeps a client that has a consent or a refresh token, and one younger than a day`,
     },
     mutation: {

@@ -7,9 +7,12 @@ import { isLoopbackRedirect } from "./protocol.ts";
 const MAX_SHOWN_NAME = 80;
 const UNNAMED = "An unnamed app";
 
-/** A URL with a scheme, or a domain name (ending in letters; full-width dots included). */
+/**
+ * A URL with a scheme, or a domain name (ending in letters; full-width dots included), up to a
+ * closing bracket.
+ */
 const WEB_ADDRESS =
-  /[a-z][a-z0-9+.-]*:\/\/\S*|(?:[\p{L}\p{N}-]+[.\u3002\uff0e\uff61])+\p{L}{2,}[\p{L}\p{N}-]*(?::\d+)?(?:[/?#]\S*)?/giu;
+  /[a-z][a-z0-9+.-]*:\/\/[^\s)\]}>]*|(?:[\p{L}\p{N}-]+[.\u3002\uff0e\uff61])+\p{L}{2,}[\p{L}\p{N}-]*(?::\d+)?(?:[/?#][^\s)\]}>]*)?/giu;
 
 /**
  * A client's self-declared name as the consent page shows it: without web addresses, so a name

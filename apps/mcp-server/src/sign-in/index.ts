@@ -12,6 +12,7 @@ import { createScopeCap } from "./entitlement.ts";
 import { createIdentityProviders } from "./identity-provider.ts";
 import { createMetadataFetch } from "./metadata-fetch.ts";
 import { buildProtocolRoutes } from "./protocol.ts";
+import { sweepUnconsentedClients } from "./registered-clients.ts";
 import { createRegistrationLimits, type RegistrationLimitsOptions } from "./registration-limits.ts";
 import { buildSignInRoutes } from "./routes.ts";
 import { createSecretBox } from "./secret-box.ts";
@@ -67,7 +68,9 @@ function localKeys(as: AuthorizationServer): JWTVerifyGetKey {
  * options that verify what it issues.
  */
 export function createSignIn(options: SignInOptions) {
-  const limits = createRegistrationLimits(options.logger, options.registrationLimits);
+  const limits = createRegistrationLimits(options.logger, options.registrationLimits, () =>
+    sweepUnconsentedClients(options.db),
+  );
   const as = createAuthorizationServer({
     db: options.db,
     issuer: options.issuer,

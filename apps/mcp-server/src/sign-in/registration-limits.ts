@@ -4,7 +4,7 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context, MiddlewareHandler } from "hono";
 import ipaddr from "ipaddr.js";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
-import type { Logger } from "../logger.ts";
+import { describeError, type Logger } from "../logger.ts";
 import { messagePage } from "./pages.ts";
 
 /** Dynamic Client Registrations one source address may make per window. */
@@ -66,6 +66,8 @@ async function spend(limiter: RateLimiterMemory, key: string): Promise<Decision>
 /** The request a metadata-document fetch happens for: its address, and whether it was refused. */
 interface ResolutionScope {
   address: string;
+  /** A fetch went through: the library may have stored a new client. */
+  fetched?: boolean;
   refusedForS?: number;
 }
 
@@ -74,9 +76,14 @@ interface ResolutionScope {
  * DCR, counted at the register endpoint, and Client ID Metadata Document resolution, counted
  * where it happens — in the metadata transport, which the library calls from any endpoint that
  * meets an unknown URL client id — through the request's scope. In process memory, like the
- * limiter's insurance: with several replicas each holds its own budget.
+ * limiter's insurance: with several replicas each holds its own budget. `afterLookup` runs
+ * after a request whose metadata fetch went through (the sweep of unconsented clients).
  */
-export function createRegistrationLimits(logger: Logger, options: RegistrationLimitsOptions = {}) {
+export function createRegistrationLimits(
+  logger: Logger,
+  options: RegistrationLimitsOptions = {},
+  afterLookup: () => Promise<unknown> = async () => {},
+) {
   const duration = options.windowSeconds ?? REGISTRATION_WINDOW_S;
   const registrations = new RateLimiterMemory({
     keyPrefix: "north:register",
@@ -116,6 +123,11 @@ export function createRegistrationLimits(logger: Logger, options: RegistrationLi
     scope: (async (c, next) => {
       const scope: ResolutionScope = { address: sourceAddress(c) };
       await scopes.run(scope, next);
+      if (scope.fetched) {
+        await afterLookup().catch((error) =>
+          logger.error(describeError(error), "after a metadata lookup: sweep failed"),
+        );
+      }
       const retryAfterS = scope.refusedForS;
       if (retryAfterS === undefined) return;
       refused(c, "resolution_rate_limited");
@@ -154,6 +166,7 @@ export function createRegistrationLimits(logger: Logger, options: RegistrationLi
             scope.refusedForS = decision.retryAfterS;
             throw new Error("metadata lookup budget spent");
           }
+          scope.fetched = true;
         }
         return fetch(input, init);
       };
