@@ -15,6 +15,7 @@ import {
   createRateLimiter,
   createSignIn,
   type HttpServerHandle,
+  type RegistrationLimitsOptions,
   type SignIn,
   startHttpServer,
 } from "@north/mcp-server";
@@ -101,7 +102,11 @@ export async function startCimdHost(): Promise<CimdHost> {
  */
 export async function startSignInServer(
   db: TestDatabase,
-  options: { cimd?: CimdHost; allowedOrigins?: string[] } = {},
+  options: {
+    cimd?: CimdHost;
+    allowedOrigins?: string[];
+    registrationLimits?: RegistrationLimitsOptions;
+  } = {},
 ): Promise<SignInServer> {
   const { logger, logs } = capturingLogger();
   const port = await freePort();
@@ -113,6 +118,11 @@ export async function startSignInServer(
     fingerprint: createFingerprinter(TEST_AUDIT_KEY),
     logger,
     fetchClientMetadata: options.cimd?.fetch,
+    // Every suite registers from 127.0.0.1: budgets only the registration suite spends.
+    registrationLimits: options.registrationLimits ?? {
+      registrationsPerAddress: 1_000,
+      resolutionsPerAddress: 1_000,
+    },
     openConsole: (c, member) =>
       openConsoleSessionForMember(c, member, { db: db.app.db, requestId: c.get("requestId") }),
   });

@@ -18,7 +18,11 @@ export interface HttpServerHandle {
   close(drainMs?: number): Promise<void>;
 }
 
-type FetchHandler = (request: Request) => Response | Promise<Response>;
+/**
+ * The app's fetch: `env` is what the runtime passes beside the request — `@hono/node-server`'s
+ * bindings or Bun's server — which is where the connection's address is read from.
+ */
+type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>;
 
 interface BunRuntime {
   serve(options: { fetch: FetchHandler; port: number; hostname: string; idleTimeout: number }): {
@@ -45,11 +49,11 @@ function drainable(fetch: FetchHandler) {
   let inFlight = 0;
   let draining = false;
   const idle = new Set<() => void>();
-  const handler: FetchHandler = async (request) => {
+  const handler: FetchHandler = async (request, env) => {
     if (draining) return shuttingDown();
     inFlight += 1;
     try {
-      return await fetch(request);
+      return await fetch(request, env);
     } finally {
       inFlight -= 1;
       if (inFlight === 0) for (const resolve of idle) resolve();

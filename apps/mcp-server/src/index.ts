@@ -55,6 +55,7 @@ export {
 } from "./server.ts";
 export { createSecretBox, createSignIn, type SignIn, type SignInOptions } from "./sign-in/index.ts";
 export { createMetadataFetch } from "./sign-in/metadata-fetch.ts";
+export type { RegistrationLimitsOptions } from "./sign-in/registration-limits.ts";
 export type {
   Capability,
   Embedder,

@@ -8,6 +8,8 @@ import { createBrowserSessions } from "./browser-session.ts";
 import { createIdentityProviders } from "./identity-provider.ts";
 import { createMetadataFetch } from "./metadata-fetch.ts";
 import { buildProtocolRoutes } from "./protocol.ts";
+import { sweepUnconsentedClients } from "./registered-clients.ts";
+import { createRegistrationLimits, type RegistrationLimitsOptions } from "./registration-limits.ts";
 import { buildSignInRoutes } from "./routes.ts";
 import { createSecretBox } from "./secret-box.ts";
 
@@ -23,6 +25,8 @@ export interface SignInOptions {
   logger: Logger;
   /** Ends a console sign-in through the IdP (see `SignInDeps.openConsole`). */
   openConsole?: Parameters<typeof buildSignInRoutes>[0]["openConsole"];
+  /** Per-address budgets for DCR and metadata-document lookups (defaults: registration-limits.ts). */
+  registrationLimits?: RegistrationLimitsOptions;
   /** Tests only: the CIMD transport (the default refuses every non-public address). */
   fetchClientMetadata?: Parameters<typeof createAuthorizationServer>[0]["fetchClientMetadata"];
 }
@@ -60,16 +64,19 @@ function localKeys(as: AuthorizationServer): JWTVerifyGetKey {
  * options that verify what it issues.
  */
 export function createSignIn(options: SignInOptions) {
+  const limits = createRegistrationLimits(options.logger, options.registrationLimits, () =>
+    sweepUnconsentedClients(options.db),
+  );
   const as = createAuthorizationServer({
     db: options.db,
     issuer: options.issuer,
     secret: options.secret,
-    fetchClientMetadata: options.fetchClientMetadata ?? createMetadataFetch(),
+    fetchClientMetadata: limits.metered(options.fetchClientMetadata ?? createMetadataFetch()),
   });
   const secrets = createSecretBox(options.secret);
   const sessions = createBrowserSessions(options.db, as);
   const routes = new Hono<{ Variables: { requestId: string } }>();
-  routes.route("/", buildProtocolRoutes({ ...options, as, sessions }));
+  routes.route("/", buildProtocolRoutes({ ...options, as, sessions, limits }));
   routes.route(
     "/sign-in",
     buildSignInRoutes({ ...options, as, sessions, idps: createIdentityProviders(), secrets }),

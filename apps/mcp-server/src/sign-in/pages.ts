@@ -17,6 +17,7 @@ button { margin-top: 1rem; padding: .55rem 1.1rem; font-size: 1rem; border-radiu
 button.secondary { background: #fff; color: #1d2330; border-color: #9aa1ad; }
 button:focus-visible, input:focus-visible { outline: 3px solid #f59e0b; outline-offset: 2px; }
 .error { border-left: 4px solid #b91c1c; background: #fef2f2; padding: .5rem .75rem; }
+.warning { border-left: 4px solid #b45309; background: #fffbeb; padding: .5rem .75rem; }
 .note { color: #4b5563; font-size: .9rem; }
 ul.scopes { padding-left: 1.2rem; }
 hr { border: 0; border-top: 1px solid #e5e7eb; margin: 1.5rem 0; }
@@ -99,9 +100,24 @@ export const SCOPE_WORDS: Record<string, string> = {
   offline_access: "Stay connected for up to 30 days without signing in again",
 };
 
+/** Who receives the grant, as the consent page names it (SPEC §3a). */
+export interface ConsentClient {
+  /** Its self-declared name, without anything that looks like a web address. */
+  name: string;
+  /** Where the browser takes the code: the redirect URI's host (or a loopback address). */
+  redirectHost: string;
+  /** The redirect is a loopback address: the app runs on this computer, not on a website. */
+  onThisComputer: boolean;
+  /** A metadata-document client: the host its description was read from. */
+  documentHost: string | null;
+  /** Registered through DCR: nobody vouches for what it says about itself. */
+  unverified: boolean;
+  /** Its self-declared `client_uri`, only when it shares the redirect's origin. */
+  homePage: string | null;
+}
+
 export interface ConsentPageOptions {
-  clientName: string;
-  clientUri: string | null;
+  client: ConsentClient;
   organizationName: string;
   memberEmail: string;
   scopes: readonly string[];
@@ -112,12 +128,24 @@ export interface ConsentPageOptions {
 }
 
 export function consentPage(options: ConsentPageOptions) {
+  const { client } = options;
   const grantable = options.scopes.some((s) => s !== "offline_access");
   return layout(
     "Allow access",
-    html`<h1>Allow ${options.clientName} to use North?</h1>
-<p><strong>${options.clientName}</strong>${options.clientUri ? html` (<span class="note">${options.clientUri}</span>)` : ""} asks to act for
+    html`<h1>Allow ${client.name} to use North?</h1>
+${
+  client.unverified
+    ? html`<p class="warning" role="note"><strong>Unverified app.</strong> North cannot confirm who made it: its name is only what the app says about itself. Allow it only if you started this connection yourself.</p>`
+    : ""
+}
+<p><strong>${client.name}</strong>${client.homePage ? html` (<span class="note">${client.homePage}</span>)` : ""} asks to act for
 <strong>${options.memberEmail}</strong> in <strong>${options.organizationName}</strong>.</p>
+<p>If you allow, your access is handed to ${
+      client.onThisComputer
+        ? html`an app running on this computer (<strong>${client.redirectHost}</strong>), not to a website`
+        : html`the website <strong>${client.redirectHost}</strong>`
+    }.</p>
+${client.documentHost ? html`<p>North read this app's description from <strong>${client.documentHost}</strong>.</p>` : ""}
 ${
   grantable
     ? html`<p>It will be able to:</p>

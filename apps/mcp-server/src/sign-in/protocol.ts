@@ -17,6 +17,8 @@ import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./author
 import type { BrowserSessions } from "./browser-session.ts";
 import { revokeAndAudit, storedTokenHash } from "./grants.ts";
 import { messagePage } from "./pages.ts";
+import { registrationOverCaps, sweepUnconsentedClients } from "./registered-clients.ts";
+import type { RegistrationLimits } from "./registration-limits.ts";
 
 export interface ProtocolDeps {
   db: Database;
@@ -24,6 +26,7 @@ export interface ProtocolDeps {
   sessions: BrowserSessions;
   fingerprint: (value: string) => TargetFingerprint;
   logger: Logger;
+  limits: RegistrationLimits;
 }
 
 /** The library endpoints the outside world may reach; everything else under the base path 404s. */
@@ -35,7 +38,8 @@ const PUBLIC_ENDPOINTS = new Set([
   "GET /jwks",
 ]);
 
-const isLoopbackRedirect = (uri: unknown) => {
+/** An http redirect to a loopback host: a native app on this computer (RFC 8252). */
+export const isLoopbackRedirect = (uri: unknown) => {
   if (typeof uri !== "string") return false;
   try {
     const url = new URL(uri);
@@ -78,6 +82,8 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
   const app = new Hono();
   const { auth } = deps.as;
   const forward = (request: Request) => auth.handler(request);
+  // Every library endpoint may resolve a metadata document: each runs in its address's scope.
+  app.use(`${AS_BASE_PATH}/*`, deps.limits.scope);
 
   // The library's RFC 8414 document, trimmed to what North serves: the four scopes (North adds
   // offline_access itself, so no client needs to ask for it) and no introspection endpoint.
@@ -142,6 +148,8 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
   // Dynamic Client Registration: a loopback redirect (Claude Code, MCP Inspector) is a native
   // application even when the client does not say so (RFC 8252).
   app.post(`${AS_BASE_PATH}/oauth2/register`, async (c) => {
+    const overBudget = await deps.limits.register(c);
+    if (overBudget) return overBudget;
     let body: Record<string, unknown>;
     try {
       body = (await c.req.json()) as Record<string, unknown>;
@@ -157,6 +165,11 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
         400,
       );
     }
+    const overCaps = registrationOverCaps(body);
+    if (overCaps) return c.json(overCaps, 400);
+    await sweepUnconsentedClients(deps.db).catch((error) =>
+      deps.logger.error(describeError(error), "sweep of unconsented clients failed"),
+    );
     const redirects = body.redirect_uris;
     if (
       body.application_type === undefined &&

@@ -28,6 +28,7 @@ import {
   OFFLINE_ACCESS,
 } from "./authorization-server.ts";
 import type { BrowserSessions } from "./browser-session.ts";
+import { describeConsentClient } from "./consent-client.ts";
 import {
   type IdentityProviders,
   IdpLoginError,
@@ -409,8 +410,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     if (!context) return consentExpired(c);
     return c.html(
       consentPage({
-        clientName: context.client.name ?? context.clientId,
-        clientUri: context.client.uri,
+        client: await describeConsentClient(deps.db, context.clientId, continueQuery),
         organizationName: await organizationName(deps.db, {
           organizationId: context.member.organizationId,
           userId: context.userId,
