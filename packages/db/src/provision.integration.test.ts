@@ -106,7 +106,6 @@ describe("working_profile_answers_for_admin", () => {
   it.each([
     "working_profile_answers_for_admin",
     "resolve_api_token",
-    "purge_expired_memories",
     "audit_events_for_admin",
     "resolve_admin_session",
   ])("%s grants EXECUTE to app_role and not to PUBLIC, and is owned by forma", async (name) => {
