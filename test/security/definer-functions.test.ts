@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { readiness, spawnServe } from "../support/serve-process.ts";
 
 /**
  * Issue 21, point 9 (SPEC §3a): no SECURITY DEFINER function the app role may run crosses
@@ -70,4 +71,44 @@ describe("the app login cannot run the cross-organisation maintenance functions"
     );
     expect(attempt).toEqual({ code: "42501" });
   });
+});
+
+describe("north serve runs the maintenance jobs on the maintenance login only", () => {
+  it("purges expired memories through DATABASE_MAINTENANCE_URL", async () => {
+    const firm = await createWorkspace(db.owner.db, "Purged");
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+      values (${firm.organizationId}, ${firm.member.userId}, 'fact', 'stated', 'lapsed', 'test',
+              now() - interval '1 minute')`;
+    const server = await spawnServe(db.appUrl, {
+      NORTH_DB_POOLER: db.pooler,
+      DATABASE_MAINTENANCE_URL: db.maintenanceUrl,
+      NORTH_PURGE_INTERVAL_S: "1",
+    });
+    try {
+      await server.waitFor(/purged expired memories/, 15_000);
+      const [lapsed] = await db.owner.client`
+        select body from memories where organization_id = ${firm.organizationId}`;
+      expect(lapsed).toEqual({ body: null });
+      expect(server.stdout()).not.toMatch(/purge failed|maintenanceOff/);
+    } finally {
+      await server.interrupt();
+    }
+  }, 60_000);
+
+  it("still serves without DATABASE_MAINTENANCE_URL, saying once that the purge is off", async () => {
+    const server = await spawnServe(db.appUrl, {
+      NORTH_DB_POOLER: db.pooler,
+      NORTH_PURGE_INTERVAL_S: "1",
+    });
+    try {
+      await server.waitFor(/"maintenanceOff":\["purge"\]/);
+      expect((await readiness(server.base)).code).toBe(200);
+      await new Promise((r) => setTimeout(r, 2_500)); // two purge intervals
+      expect(server.stdout().match(/maintenanceOff/g)).toHaveLength(1);
+      expect(server.stdout()).not.toMatch(/purge failed/);
+    } finally {
+      await server.interrupt();
+    }
+  }, 60_000);
 });

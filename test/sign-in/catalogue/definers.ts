@@ -12,11 +12,16 @@ const RULE = "packages/db/src/definer-functions.integration.test.ts";
 export const SUITES: readonly string[] = [ATTACK, RULE];
 
 const DEFINERS = "packages/db/src/definer-functions.ts";
+const SERVE = "apps/mcp-server/src/cli/serve.ts";
 const PROVISIONING = "packages/db/src/provision.ts";
 
 const attack = (title: string): Check => ({
   file: ATTACK,
   name: `the app login cannot run the cross-organisation maintenance functions ${title}`,
+});
+const serving = (title: string): Check => ({
+  file: ATTACK,
+  name: `north serve runs the maintenance jobs on the maintenance login only ${title}`,
 });
 const rule = (title: string): Check => ({
   file: RULE,
@@ -59,6 +64,27 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       ...backToAppRole("ENSURE_VECTOR_INDEX_FUNCTION"),
       why: "let the app role ask for the shared vector index",
+    },
+  },
+  {
+    check: serving("purges expired memories through DATABASE_MAINTENANCE_URL"),
+    mutation: {
+      file: SERVE,
+      find: "embedder, logger);\n  const stopPurge = startPurgeTimer(config, runtime.maintenance?.db, logger);",
+      replace:
+        "embedder, logger);\n  const stopPurge = startPurgeTimer(config, runtime.app.db, logger);",
+      why: "run the periodic purge on the app pool, as before decision 031",
+    },
+  },
+  {
+    check: serving(
+      "still serves without DATABASE_MAINTENANCE_URL, saying once that the purge is off",
+    ),
+    mutation: {
+      file: SERVE,
+      find: "  if (off.length === 0) return;",
+      replace: "  if (off.length >= 0) return;",
+      why: "turn the background jobs off without a word",
     },
   },
   {
