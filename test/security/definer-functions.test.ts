@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { north } from "../support/processes.ts";
 import { readiness, spawnServe } from "../support/serve-process.ts";
 
 /**
@@ -110,5 +112,19 @@ describe("north serve runs the maintenance jobs on the maintenance login only", 
     } finally {
       await server.interrupt();
     }
+  }, 60_000);
+
+  it("refuses to start when DATABASE_MAINTENANCE_URL's role may not run the maintenance functions", async () => {
+    const result = await north(["serve", "--port", "0"], {
+      DATABASE_APP_URL: db.appUrl,
+      DATABASE_MAINTENANCE_URL: db.directAppUrl,
+      NORTH_DB_POOLER: db.pooler,
+      NORTH_AUDIT_KEY: randomBytes(24).toString("hex"),
+      NORTH_SECRET_KEY: randomBytes(32).toString("base64url"),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toMatch(
+      /^north: refusing to serve: the maintenance role \S+ may not run the maintenance functions/,
+    );
   }, 60_000);
 });

@@ -88,6 +88,17 @@ export const MUTATIONS: readonly Entry[] = [
     },
   },
   {
+    check: serving(
+      "refuses to start when DATABASE_MAINTENANCE_URL's role may not run the maintenance functions",
+    ),
+    mutation: {
+      file: "apps/mcp-server/src/cli/runtime.ts",
+      find: "  if (role?.may) return;",
+      replace: "  if (role) return;",
+      why: "accept any maintenance URL, so a wrong one only fails every round in the log",
+    },
+  },
+  {
     check: rule(
       "lets app_role execute only tenant-scoped definer functions and the named pre-tenant lookups",
     ),
