@@ -372,7 +372,7 @@ describe("the console's memories", () => {
   });
 
   it("counts a purged memory as nothing left to erase, and never marks it erased", async () => {
-    expect((await purgeExpiredMemories(db.app.db)).purged).toBe(1);
+    expect((await purgeExpiredMemories(db.maintenance.db)).purged).toBe(1);
     const page = await memoriesPage();
     expect(await page.locator("table[data-subjects]").textContent()).not.toContain(ACME.id);
     await search(page, "", ACME.id);

@@ -51,6 +51,7 @@ beforeAll(async () => {
   const port = await freePort();
   server = spawnProcess("bun", [CLI, "serve", "--port", String(port)], {
     DATABASE_APP_URL: db.appUrl,
+    DATABASE_MAINTENANCE_URL: db.maintenanceUrl,
     NORTH_DB_POOLER: db.pooler,
     NORTH_AUDIT_KEY: randomBytes(24).toString("hex"),
     NORTH_SECRET_KEY: "embeddings-suite-secret-key-0123456789abcdef",

@@ -153,8 +153,12 @@ describe("the vector list", () => {
     expect((await recallByMeaning(workspace, model)).memories.map((m) => m.id)).not.toContain(old);
 
     // The backfill's call once the provider has answered.
-    expect(await ensureVectorIndex(db.app.db, model)).toBe(pgvector ? "created" : "unavailable");
-    expect(await ensureVectorIndex(db.app.db, model)).toBe(pgvector ? "present" : "unavailable");
+    expect(await ensureVectorIndex(db.maintenance.db, model)).toBe(
+      pgvector ? "created" : "unavailable",
+    );
+    expect(await ensureVectorIndex(db.maintenance.db, model)).toBe(
+      pgvector ? "present" : "unavailable",
+    );
     expect(await indexState(model)).toBe(pgvector ? true : null);
 
     const found = await recallByMeaning(workspace, model);
@@ -205,7 +209,7 @@ describe("the vector list", () => {
       model,
       Array.from({ length: 100 }, (_, i) => ({ body: `Termination ${i}`, vector: TERMINATION })),
     );
-    await ensureVectorIndex(db.app.db, model);
+    await ensureVectorIndex(db.maintenance.db, model);
     const ids = await withTenant(db.app.db, mine.member, async (tx) => {
       const [row] = await tx.execute<{ ids: string[] | null }>(
         // The full-text candidates (p_also) too may name only this organisation's memories.
@@ -223,7 +227,9 @@ describe("building an index", () => {
     const workspace = await createWorkspace(db.owner.db);
     const model = `concepts-${randomBytes(3).toString("hex")}@4`;
     await seedPastTheCap(workspace, model, VECTOR_INDEX_INLINE_LIMIT);
-    expect(await ensureVectorIndex(db.app.db, model)).toBe(pgvector ? "deferred" : "unavailable");
+    expect(await ensureVectorIndex(db.maintenance.db, model)).toBe(
+      pgvector ? "deferred" : "unavailable",
+    );
     expect(await indexState(model)).toBeNull();
 
     const { vectorSearch } = await migrateDatabase(db.ownerUrl);
@@ -234,7 +240,7 @@ describe("building an index", () => {
         outcome: "created",
       });
       expect(await indexState(model)).toBe(true);
-      expect(await ensureVectorIndex(db.app.db, model)).toBe("present");
+      expect(await ensureVectorIndex(db.maintenance.db, model)).toBe("present");
     } else {
       expect(vectorSearch.indexes).toEqual([]);
     }
@@ -244,7 +250,7 @@ describe("building an index", () => {
     const workspace = await createWorkspace(db.owner.db);
     const model = `concepts-${randomBytes(3).toString("hex")}@4`;
     const old = await seedPastTheCap(workspace, model, VECTOR_CANDIDATES);
-    const built = await ensureVectorIndex(db.app.db, model);
+    const built = await ensureVectorIndex(db.maintenance.db, model);
     if (!pgvector) {
       expect(built).toBe("unavailable");
       return;
@@ -253,7 +259,7 @@ describe("building an index", () => {
     await db.owner.client`
       update pg_index set indisvalid = false
       where indexrelid = to_regclass(${`public.${indexName(model)}`})`;
-    expect(await ensureVectorIndex(db.app.db, model)).toBe("invalid");
+    expect(await ensureVectorIndex(db.maintenance.db, model)).toBe("invalid");
     // An invalid index is not used: recall falls back to the bounded comparison.
     expect((await recallByMeaning(workspace, model)).memories.map((m) => m.id)).not.toContain(old);
 
@@ -267,13 +273,13 @@ describe("building an index", () => {
 
   it("gives a model of over 2,000 dimensions a halfvec index, and one of over 4,000 none", async () => {
     if (!pgvector) {
-      expect(await ensureVectorIndex(db.app.db, "wide@3072")).toBe("unavailable");
+      expect(await ensureVectorIndex(db.maintenance.db, "wide@3072")).toBe("unavailable");
       return;
     }
-    expect(await ensureVectorIndex(db.app.db, "wide@3072")).toBe("created");
+    expect(await ensureVectorIndex(db.maintenance.db, "wide@3072")).toBe("created");
     const [definition] = await db.owner.client<{ def: string }[]>`
       select pg_get_indexdef(to_regclass(${`public.${indexName("wide@3072")}`})) as def`;
     expect(definition?.def).toContain("halfvec(3072)");
-    expect(await ensureVectorIndex(db.app.db, "huge@8192")).toBe("too-large");
+    expect(await ensureVectorIndex(db.maintenance.db, "huge@8192")).toBe("too-large");
   });
 });

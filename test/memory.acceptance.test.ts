@@ -208,7 +208,7 @@ describe("20. the memory store", () => {
       body: "Old Co settles late.",
     });
 
-    const purged = await purgeExpiredMemories(db.app.db);
+    const purged = await purgeExpiredMemories(db.maintenance.db);
     expect(purged.purged).toBeGreaterThanOrEqual(1);
     expect((await held(client, "counterparty", "Old Co")).structured.memories[0]).toMatchObject({
       state: "purged",

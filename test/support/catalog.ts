@@ -9,7 +9,8 @@ export async function dumpSecurityState(sql: postgres.Sql, loginUser: string) {
   const roles = await sql`
     select rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin,
            rolreplication, rolbypassrls
-    from pg_roles where rolname in ('forma', 'app_role', ${loginUser}) order by rolname`;
+    from pg_roles where rolname in ('forma', 'app_role', 'north_maintenance', ${loginUser})
+    order by rolname`;
   const memberships = await sql`
     select r.rolname as role, m.rolname as member
     from pg_auth_members am

@@ -11,7 +11,7 @@ import {
 } from "@north/db";
 import postgres from "postgres";
 import { inject } from "vitest";
-import { databaseUrl, loginUrl } from "./pg-urls.ts";
+import { databaseUrl, loginUrl, provisionOptions } from "./pg-urls.ts";
 
 export interface TestDatabase {
   name: string;
@@ -24,11 +24,19 @@ export interface TestDatabase {
   appUrl: string;
   /** The app login role straight to PostgreSQL, for a check that needs one server connection. */
   directAppUrl: string;
+  /**
+   * The maintenance login role (what `DATABASE_MAINTENANCE_URL` is in production): the
+   * embeddings backfill, the periodic purge and the vector-index request run on it.
+   */
+  maintenanceUrl: string;
   /** `transaction` when `appUrl` leads to PgBouncer: what `NORTH_DB_POOLER` must say. */
   pooler: "none" | "transaction";
   owner: DatabaseHandle;
   app: DatabaseHandle;
+  /** A pool on `maintenanceUrl`. */
+  maintenance: DatabaseHandle;
   loginUser: string;
+  maintenanceLoginUser: string;
   drop(): Promise<void>;
 }
 
@@ -63,23 +71,35 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     ? loginUrl(databaseUrl(config.appServerUrl, name), config.loginUser, config.loginPassword)
     : directAppUrl;
   const pooler = config.appServerUrl ? "transaction" : "none";
+  const maintenanceUrl = loginUrl(
+    ownerUrl,
+    config.maintenanceLoginUser,
+    config.maintenanceLoginPassword,
+  );
   const owner = connectDatabase(ownerUrl, { max: 4, applicationName: "north-test-owner" });
   const app = connectDatabase(appUrl, {
     max: 12,
     applicationName: "north-test-app",
     transactionPooler: pooler === "transaction",
   });
+  const maintenance = connectDatabase(maintenanceUrl, {
+    max: 2,
+    applicationName: "north-test-maintenance",
+  });
   return {
     name,
     ownerUrl,
     appUrl,
     directAppUrl,
+    maintenanceUrl,
     pooler,
     owner,
     app,
+    maintenance,
     loginUser: config.loginUser,
+    maintenanceLoginUser: config.maintenanceLoginUser,
     async drop() {
-      await Promise.all([owner.close(), app.close()]);
+      await Promise.all([owner.close(), app.close(), maintenance.close()]);
       const drop = postgres(config.serverUrl, { max: 1, onnotice: () => {} });
       await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await drop.end({ timeout: 5 });
@@ -91,10 +111,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
 export async function installFresh(db: TestDatabase): Promise<void> {
   const config = inject("northPostgres");
   await migrateDatabase(db.ownerUrl);
-  await provisionDatabase(db.ownerUrl, {
-    loginUser: config.loginUser,
-    loginPassword: config.loginPassword,
-  });
+  await provisionDatabase(db.ownerUrl, provisionOptions(config));
 }
 
 /**

@@ -4,7 +4,7 @@ import path from "node:path";
 import { migrateDatabase, provisionDatabase } from "@north/db";
 import postgres from "postgres";
 import type { TestProject } from "vitest/node";
-import { databaseUrl, type TestPostgres } from "./pg-urls.ts";
+import { databaseUrl, provisionOptions, type TestPostgres } from "./pg-urls.ts";
 import { type PgBouncer, startPgBouncer } from "./pgbouncer.ts";
 
 const EMBEDDED_PROCESS = path.join(import.meta.dirname, "embedded-postgres-process.ts");
@@ -32,6 +32,9 @@ export default async function setup(project: TestProject) {
     prefix: `north_t_${run}_`,
     loginUser: process.env.DB_APP_LOGIN_USER ?? "north_app_test",
     loginPassword: process.env.DB_APP_LOGIN_PASSWORD ?? "north-test-login",
+    maintenanceLoginUser: process.env.DB_MAINTENANCE_LOGIN_USER ?? "north_maintenance_test",
+    maintenanceLoginPassword:
+      process.env.DB_MAINTENANCE_LOGIN_PASSWORD ?? "north-test-maintenance-login",
   };
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {}, connect_timeout: 10 });
   const teardown = async () => {
@@ -52,10 +55,7 @@ export default async function setup(project: TestProject) {
     await admin.unsafe(`CREATE DATABASE ${config.template}`);
     const templateUrl = databaseUrl(serverUrl, config.template);
     await migrateDatabase(templateUrl);
-    await provisionDatabase(templateUrl, {
-      loginUser: config.loginUser,
-      loginPassword: config.loginPassword,
-    });
+    await provisionDatabase(templateUrl, provisionOptions(config));
     if (process.env.NORTH_TEST_PGBOUNCER === "1") {
       bouncer = await startPgBouncer({
         serverUrl,

@@ -5,6 +5,9 @@ export interface TestPostgres {
   prefix: string;
   loginUser: string;
   loginPassword: string;
+  /** The maintenance login (`DB_MAINTENANCE_LOGIN_USER`): the backfill's and the purge's role. */
+  maintenanceLoginUser: string;
+  maintenanceLoginPassword: string;
   /**
    * Where the app login role connects, when it is not `serverUrl`: PgBouncer in transaction
    * mode under `NORTH_TEST_PGBOUNCER=1` (SPEC §10). Suites then run unchanged behind it.
@@ -25,4 +28,14 @@ export function loginUrl(serverUrl: string, user: string, password: string): str
   url.username = encodeURIComponent(user);
   url.password = encodeURIComponent(password);
   return url.toString();
+}
+
+/** The run's login roles, as `north provision` is given them. */
+export function provisionOptions(config: TestPostgres) {
+  return {
+    loginUser: config.loginUser,
+    loginPassword: config.loginPassword,
+    maintenanceLoginUser: config.maintenanceLoginUser,
+    maintenanceLoginPassword: config.maintenanceLoginPassword,
+  };
 }

@@ -42,7 +42,7 @@ export function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
-    if (/^(DATABASE_|NORTH_|REDIS_URL|DB_APP_)/.test(key)) continue;
+    if (/^(DATABASE_|NORTH_|REDIS_URL|DB_APP_|DB_MAINTENANCE_)/.test(key)) continue;
     env[key] = value;
   }
   return env;

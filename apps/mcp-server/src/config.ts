@@ -20,9 +20,20 @@ export const configSchema = z.object({
     .optional()
     .describe("owner/migrator connection (migrate, provision, operator CLI)"),
   DATABASE_APP_URL: z.string().optional().describe("app login role connection used by serve"),
+  DATABASE_MAINTENANCE_URL: z
+    .string()
+    .optional()
+    .describe(
+      "maintenance login role connection used by serve for the embeddings backfill, the periodic purge and the vector-index request; unset beside DATABASE_APP_URL, those stay off",
+    ),
   REDIS_URL: z.string().optional().describe("shared rate-limiter store; in-process when unset"),
   DB_APP_LOGIN_USER: z.string().default("north_app"),
   DB_APP_LOGIN_PASSWORD: z.string().optional(),
+  DB_MAINTENANCE_LOGIN_USER: z
+    .string()
+    .default("north_maintenance_login")
+    .describe("name of the maintenance login role (provision)"),
+  DB_MAINTENANCE_LOGIN_PASSWORD: z.string().optional().describe("its password (provision)"),
   NORTH_AUDIT_KEY: z.string().min(16).optional().describe("HMAC key for audit fingerprints"),
   NORTH_SECRET_KEY: z
     .string()

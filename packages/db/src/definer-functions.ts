@@ -9,7 +9,8 @@ import {
 
 /**
  * The SECURITY DEFINER functions provisioning owns (SPEC §6). Each is dropped and re-created on
- * every `north provision`, owned by `forma`, executable by `app_role` and nobody else.
+ * every `north provision`, owned by `forma`, executable by its one grantee and nobody else:
+ * `app_role`, or {@link MAINTENANCE_ROLE} for the few that span organisations (decision 031).
  *
  * {@link definerFunction} writes the part every one of them must share — `SECURITY DEFINER`,
  * `search_path` pinned to `pg_catalog, pg_temp` (so a temporary table named like one of ours is
@@ -17,16 +18,31 @@ import {
  * schema-qualify every relation.
  */
 
+/**
+ * The group role holding EXECUTE on the definer functions that span organisations (decision
+ * 031). Its login is a role of its own: the app login is never a member, so the request path
+ * cannot run them at all (PostgreSQL 15 has no per-membership NOINHERIT to fence them off).
+ */
+export const MAINTENANCE_ROLE = "north_maintenance";
+
 export interface DefinerFunction {
   name: string;
   /** Argument types only, as `DROP`/`ALTER`/`GRANT` name the function: `uuid, uuid`. */
   argTypes: string;
+  /** The one role granted EXECUTE. */
+  grantee: "app_role" | typeof MAINTENANCE_ROLE;
   /** The full `CREATE FUNCTION` statement. */
   sql: string;
 }
 
 function definerFunction(spec: {
   name: string;
+  /**
+   * Who may run it; default `app_role`, whose functions each read the organisation from the
+   * transaction's tenant settings or are a pre-tenant lookup (decision 031). A function that
+   * spans organisations is the maintenance role's.
+   */
+  grantee?: DefinerFunction["grantee"];
   /** Named parameters: `p_organization_id uuid, p_requester_id uuid`. */
   params: string;
   returns: string;
@@ -49,6 +65,7 @@ function definerFunction(spec: {
   return {
     name: spec.name,
     argTypes,
+    grantee: spec.grantee ?? "app_role",
     sql: `
 CREATE FUNCTION public.${spec.name}(${spec.params})
 RETURNS ${spec.returns}
@@ -161,11 +178,12 @@ export const PURGE_FUNCTION = "purge_expired_memories";
 /**
  * Removes the bodies (and subject ids and embeddings) of every expired memory in every
  * organization and writes one audit row per organization purged. SECURITY DEFINER owned by
- * `forma` so the server's periodic purge, on the app role, can reach all tenants; it takes no
- * argument and returns only counts.
+ * `forma` so the server's periodic purge, on the maintenance login, can reach all tenants; it
+ * takes no argument and returns only counts. The app role may not run it.
  */
 const purgeMemories = definerFunction({
   name: PURGE_FUNCTION,
+  grantee: MAINTENANCE_ROLE,
   params: "",
   returns: "TABLE (organization_id uuid, purged integer)",
   volatility: "VOLATILE",
@@ -553,10 +571,12 @@ export const TO_EMBED_FUNCTION = "memories_to_embed";
  * The embeddings backfill's work list (SPEC §5: a memory stored while the provider failed is
  * embedded later), across organisations: live memories with no vector from `p_model` (none yet,
  * or another model's), newest first. A system job's door: it returns ids and bodies only to the
- * server process, which sends them to the configured provider as it does at write time.
+ * server's maintenance login, which sends them to the configured provider as it does at write
+ * time. The app role may not run it: it would hand any holder of the app login every body.
  */
 const toEmbed = definerFunction({
   name: TO_EMBED_FUNCTION,
+  grantee: MAINTENANCE_ROLE,
   params: "p_model text, p_limit integer",
   returns: "TABLE (id uuid, body text)",
   volatility: "STABLE",
@@ -577,10 +597,12 @@ export const SET_EMBEDDING_FUNCTION = "set_memory_embedding";
 
 /**
  * Stores a backfilled vector, unless the memory lost its body meanwhile (erased or purged): the
- * erased-have-no-vector rule holds whatever the timing.
+ * erased-have-no-vector rule holds whatever the timing. Any organisation's memory, by id: the
+ * maintenance role's alone.
  */
 const setEmbedding = definerFunction({
   name: SET_EMBEDDING_FUNCTION,
+  grantee: MAINTENANCE_ROLE,
   params: "p_id uuid, p_embedding real[], p_model text",
   returns: "boolean",
   volatility: "VOLATILE",
@@ -722,10 +744,12 @@ export const ENSURE_VECTOR_INDEX_FUNCTION = "ensure_memory_vector_index";
  * has at most VECTOR_INDEX_INLINE_LIMIT vectors (a new model has none), so the build holds writes
  * back for a moment at most; beyond that it answers `deferred`, and `north migrate` builds it
  * concurrently. A lock it cannot get within two seconds answers `busy` (tried again later). The
- * model key only names and filters the index: the DDL is `format()`ted with it quoted.
+ * model key only names and filters the index: the DDL is `format()`ted with it quoted. It counts
+ * and indexes every organisation's vectors: the maintenance role's alone.
  */
 const ensureVectorIndex = definerFunction({
   name: ENSURE_VECTOR_INDEX_FUNCTION,
+  grantee: MAINTENANCE_ROLE,
   params: "p_model text",
   returns: "text",
   volatility: "VOLATILE",

@@ -53,6 +53,7 @@ export {
   ADMIN_FUNCTION,
   API_TOKENS_ADMIN_FUNCTION,
   AUDIT_ADMIN_FUNCTION,
+  MAINTENANCE_ROLE,
   MEMBER_OVERVIEW_FUNCTION,
   PURGE_FUNCTION,
   RESOLVE_SESSION_FUNCTION,
@@ -119,7 +120,12 @@ export {
 } from "./memory-console.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 export { describeError, hasSqlState, isDatabaseUnavailable } from "./pg-errors.ts";
-export { PROVISIONED_TABLES, type ProvisionOptions, provisionDatabase } from "./provision.ts";
+export {
+  MAINTENANCE_LOGIN_DEFAULT,
+  PROVISIONED_TABLES,
+  type ProvisionOptions,
+  provisionDatabase,
+} from "./provision.ts";
 export * as authorizationServerTables from "./schema/authorization-server.ts";
 export { oauthGrants, signInSessions } from "./schema/grant-records.ts";
 export {

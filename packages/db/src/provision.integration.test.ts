@@ -106,7 +106,6 @@ describe("working_profile_answers_for_admin", () => {
   it.each([
     "working_profile_answers_for_admin",
     "resolve_api_token",
-    "purge_expired_memories",
     "audit_events_for_admin",
     "resolve_admin_session",
   ])("%s grants EXECUTE to app_role and not to PUBLIC, and is owned by forma", async (name) => {
@@ -253,6 +252,7 @@ describe("provisioning (case 18)", () => {
     await provisionDatabase(db.ownerUrl, {
       loginUser: db.loginUser,
       loginPassword: loginPassword(),
+      maintenanceLoginUser: db.maintenanceLoginUser,
     });
     expect(await dumpSecurityState(db.owner.client, db.loginUser)).toEqual(first);
   });
@@ -262,7 +262,11 @@ describe("provisioning (case 18)", () => {
     await migrateDatabase(db.ownerUrl);
     // A login role that does not exist yet, so the runs reach CREATE ROLE at the same time.
     const loginUser = `north_app_${randomBytes(4).toString("hex")}`;
-    const options = { loginUser, loginPassword: loginPassword() };
+    const options = {
+      loginUser,
+      loginPassword: loginPassword(),
+      maintenanceLoginUser: db.maintenanceLoginUser,
+    };
     try {
       await Promise.all(Array.from({ length: 4 }, () => provisionDatabase(db.ownerUrl, options)));
       const state = await dumpSecurityState(db.owner.client, loginUser);

@@ -1,7 +1,7 @@
 import { getTableName } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import postgres from "postgres";
-import { DEFINER_FUNCTIONS } from "./definer-functions.ts";
+import { DEFINER_FUNCTIONS, MAINTENANCE_ROLE } from "./definer-functions.ts";
 import {
   adminSessions,
   apiTokens,
@@ -20,7 +20,18 @@ export interface ProvisionOptions {
   loginUser: string;
   /** Its password (`DB_APP_LOGIN_PASSWORD`); left unchanged when omitted. */
   loginPassword?: string;
+  /**
+   * The login role of the maintenance jobs (`DB_MAINTENANCE_LOGIN_USER`): the embeddings
+   * backfill, the periodic purge and the vector-index request. Default
+   * {@link MAINTENANCE_LOGIN_DEFAULT}.
+   */
+  maintenanceLoginUser?: string;
+  /** Its password (`DB_MAINTENANCE_LOGIN_PASSWORD`); left unchanged when omitted. */
+  maintenanceLoginPassword?: string;
 }
+
+/** The maintenance login's name when `DB_MAINTENANCE_LOGIN_USER` is not set. */
+export const MAINTENANCE_LOGIN_DEFAULT = "north_maintenance_login";
 
 /**
  * What `app_role` may do on each table, and nothing more. Column lists keep an UPDATE from ever
@@ -76,38 +87,61 @@ const PROVISION_LOCK_KEY = 7_410_002;
  */
 export async function provisionDatabase(url: string, options: ProvisionOptions): Promise<void> {
   const login = options.loginUser;
-  if (!ROLE_NAME.test(login) || login === "forma" || login === "app_role") {
+  const maintenanceLogin = options.maintenanceLoginUser ?? MAINTENANCE_LOGIN_DEFAULT;
+  const groups = ["forma", "app_role", MAINTENANCE_ROLE];
+  if (!ROLE_NAME.test(login) || groups.includes(login)) {
     throw new TypeError(`DB_APP_LOGIN_USER must be a plain lowercase role name, not ${login}`);
+  }
+  if (!ROLE_NAME.test(maintenanceLogin) || [...groups, login].includes(maintenanceLogin)) {
+    throw new TypeError(
+      `DB_MAINTENANCE_LOGIN_USER must be a plain lowercase role name other than the app login's, not ${maintenanceLogin}`,
+    );
   }
   const client = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await client.begin(async (sql) => {
       await sql`select pg_advisory_xact_lock(${PROVISION_LOCK_KEY})`;
 
-      for (const role of ["forma", "app_role", login]) {
+      for (const role of [...groups, login, maintenanceLogin]) {
         const [existing] = await sql`select 1 from pg_catalog.pg_roles where rolname = ${role}`;
         if (!existing) await sql.unsafe(`CREATE ROLE ${role}`);
       }
       const locked = "NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS";
       await sql.unsafe(`ALTER ROLE forma NOLOGIN NOINHERIT ${locked}`);
       await sql.unsafe(`ALTER ROLE app_role NOLOGIN NOINHERIT ${locked}`);
+      await sql.unsafe(`ALTER ROLE ${MAINTENANCE_ROLE} NOLOGIN NOINHERIT ${locked}`);
       await sql.unsafe(`ALTER ROLE ${login} LOGIN INHERIT ${locked}`);
-      if (options.loginPassword !== undefined) {
+      await sql.unsafe(`ALTER ROLE ${maintenanceLogin} LOGIN INHERIT ${locked}`);
+      for (const [role, password] of [
+        [login, options.loginPassword],
+        [maintenanceLogin, options.maintenanceLoginPassword],
+      ] as const) {
+        if (password === undefined) continue;
         const [statement] = await sql<{ statement: string }[]>`
-          select format('ALTER ROLE %I PASSWORD %L', ${login}::text, ${options.loginPassword}::text) as statement`;
+          select format('ALTER ROLE %I PASSWORD %L', ${role}::text, ${password}::text) as statement`;
         if (statement) await sql.unsafe(statement.statement);
       }
-      // The login user holds app_role's privileges and nothing else: never forma's.
-      const [inApp] = await sql`select pg_catalog.pg_has_role(${login}, 'app_role', 'MEMBER') as m`;
-      if (!inApp?.m) await sql.unsafe(`GRANT app_role TO ${login}`);
-      const [inForma] = await sql`
-        select 1 from pg_catalog.pg_auth_members am
-        join pg_catalog.pg_roles r on r.oid = am.roleid
-        join pg_catalog.pg_roles mem on mem.oid = am.member
-        where r.rolname = 'forma' and mem.rolname = ${login}`;
-      if (inForma) await sql.unsafe(`REVOKE forma FROM ${login}`);
+      // Each login holds its own group's privileges and nothing else: never forma's, and the
+      // app login never the maintenance role's (nor the maintenance login the app role's).
+      for (const [member, group, others] of [
+        [login, "app_role", ["forma", MAINTENANCE_ROLE]],
+        [maintenanceLogin, MAINTENANCE_ROLE, ["forma", "app_role"]],
+      ] as const) {
+        const [inGroup] =
+          await sql`select pg_catalog.pg_has_role(${member}, ${group}, 'MEMBER') as m`;
+        if (!inGroup?.m) await sql.unsafe(`GRANT ${group} TO ${member}`);
+        for (const other of others) {
+          const [granted] = await sql`
+            select 1 from pg_catalog.pg_auth_members am
+            join pg_catalog.pg_roles r on r.oid = am.roleid
+            join pg_catalog.pg_roles mem on mem.oid = am.member
+            where r.rolname = ${other} and mem.rolname = ${member}`;
+          if (granted) await sql.unsafe(`REVOKE ${other} FROM ${member}`);
+        }
+      }
 
       await sql.unsafe("GRANT USAGE ON SCHEMA public TO app_role");
+      await sql.unsafe(`GRANT USAGE ON SCHEMA public TO ${MAINTENANCE_ROLE}`);
       await sql.unsafe("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
       // An index lives in its table's schema: ensure_memory_vector_index, running as forma,
       // creates a model's HNSW index there (decision 028). forma owns the tables already.
@@ -118,7 +152,9 @@ export async function provisionDatabase(url: string, options: ProvisionOptions):
         await sql.unsafe(`ALTER TABLE ${name} ENABLE ROW LEVEL SECURITY`);
         // Not forced: forma's owner bypass is what the admin function relies on.
         await sql.unsafe(`ALTER TABLE ${name} NO FORCE ROW LEVEL SECURITY`);
-        await sql.unsafe(`REVOKE ALL ON ${name} FROM PUBLIC, app_role, ${login}`);
+        await sql.unsafe(
+          `REVOKE ALL ON ${name} FROM PUBLIC, app_role, ${login}, ${MAINTENANCE_ROLE}, ${maintenanceLogin}`,
+        );
         if (privileges) await sql.unsafe(`GRANT ${privileges} ON ${name} TO app_role`);
       }
 
@@ -131,7 +167,9 @@ export async function provisionDatabase(url: string, options: ProvisionOptions):
       for (const { name } of authTables) {
         const qualified = `${authSchema}."${name}"`;
         await sql.unsafe(`ALTER TABLE ${qualified} OWNER TO forma`);
-        await sql.unsafe(`REVOKE ALL ON ${qualified} FROM PUBLIC, app_role, ${login}`);
+        await sql.unsafe(
+          `REVOKE ALL ON ${qualified} FROM PUBLIC, app_role, ${login}, ${MAINTENANCE_ROLE}, ${maintenanceLogin}`,
+        );
         await sql.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${qualified} TO app_role`);
       }
 
@@ -147,7 +185,7 @@ export async function provisionDatabase(url: string, options: ProvisionOptions):
         const qualified = `public.${fn.name}(${fn.argTypes})`;
         await sql.unsafe(`ALTER FUNCTION ${qualified} OWNER TO forma`);
         await sql.unsafe(`REVOKE ALL ON FUNCTION ${qualified} FROM PUBLIC`);
-        await sql.unsafe(`GRANT EXECUTE ON FUNCTION ${qualified} TO app_role`);
+        await sql.unsafe(`GRANT EXECUTE ON FUNCTION ${qualified} TO ${fn.grantee}`);
       }
     });
   } finally {

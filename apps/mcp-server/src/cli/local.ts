@@ -9,6 +9,7 @@ import {
   createOrganization,
   type Database,
   freePort,
+  MAINTENANCE_LOGIN_DEFAULT,
   migrateDatabase,
   provisionDatabase,
 } from "@north/db";
@@ -40,6 +41,8 @@ export interface LocalState {
    * server's signing keys. Added with sign-in; an older `.north/` gets one on first load.
    */
   secretKey: string;
+  /** The maintenance login's password (decision 031); an older `.north/` gets one on first load. */
+  maintenanceLoginPassword: string;
   organizationId?: string;
   userId?: string;
 }
@@ -63,8 +66,9 @@ export async function loadLocalState(home: string): Promise<LocalState> {
   await mkdir(home, { recursive: true });
   if (existsSync(statePath(home))) {
     const state = JSON.parse(await readFile(statePath(home), "utf8")) as LocalState;
-    if (!state.secretKey) {
-      state.secretKey = randomBytes(32).toString("base64url");
+    if (!state.secretKey || !state.maintenanceLoginPassword) {
+      state.secretKey ||= randomBytes(32).toString("base64url");
+      state.maintenanceLoginPassword ||= randomBytes(18).toString("base64url");
       await saveLocalState(home, state);
     }
     return state;
@@ -75,6 +79,7 @@ export async function loadLocalState(home: string): Promise<LocalState> {
     appLoginPassword: randomBytes(18).toString("base64url"),
     auditKey: randomBytes(32).toString("hex"),
     secretKey: randomBytes(32).toString("base64url"),
+    maintenanceLoginPassword: randomBytes(18).toString("base64url"),
   };
   await saveLocalState(home, state);
   return state;
@@ -87,6 +92,8 @@ export async function saveLocalState(home: string, state: LocalState): Promise<v
 export interface LocalDatabase {
   ownerUrl: string;
   appUrl: string;
+  /** The maintenance login: the backfill, the purge and the vector-index request (decision 031). */
+  maintenanceUrl: string;
   /** Lets go of the database: stops PostgreSQL unless another live North process uses it. */
   stop(): Promise<void>;
 }
@@ -158,12 +165,19 @@ export async function openLocalDatabase(
     await provisionDatabase(ownerUrl, {
       loginUser: LOCAL_LOGIN_USER,
       loginPassword: state.appLoginPassword,
+      maintenanceLoginUser: MAINTENANCE_LOGIN_DEFAULT,
+      maintenanceLoginPassword: state.maintenanceLoginPassword,
     });
   } catch (error) {
     await stop();
     throw error;
   }
-  return { ownerUrl, appUrl: url(LOCAL_LOGIN_USER, state.appLoginPassword, state.port), stop };
+  return {
+    ownerUrl,
+    appUrl: url(LOCAL_LOGIN_USER, state.appLoginPassword, state.port),
+    maintenanceUrl: url(MAINTENANCE_LOGIN_DEFAULT, state.maintenanceLoginPassword, state.port),
+    stop,
+  };
 }
 
 async function portIsFree(port: number): Promise<boolean> {

@@ -100,6 +100,8 @@ export async function provision(config: NorthConfig) {
   await provisionDatabase(config.DATABASE_URL, {
     loginUser: config.DB_APP_LOGIN_USER,
     loginPassword: config.DB_APP_LOGIN_PASSWORD,
+    maintenanceLoginUser: config.DB_MAINTENANCE_LOGIN_USER,
+    maintenanceLoginPassword: config.DB_MAINTENANCE_LOGIN_PASSWORD,
   });
   return { provisioned: true, database: "DATABASE_URL", loginUser: config.DB_APP_LOGIN_USER };
 }

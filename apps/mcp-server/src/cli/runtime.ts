@@ -1,4 +1,4 @@
-import { connectDatabase, type DatabaseHandle } from "@north/db";
+import { connectDatabase, type DatabaseHandle, PURGE_FUNCTION } from "@north/db";
 import type { NorthConfig } from "../config.ts";
 import {
   type LocalDatabase,
@@ -44,6 +44,12 @@ export async function openOwner(config: NorthConfig): Promise<OwnerRuntime> {
 
 export interface AppRuntime {
   app: DatabaseHandle;
+  /**
+   * The maintenance login's small pool (decision 031), for the embeddings backfill, the periodic
+   * purge and the vector-index request, never for a request: `DATABASE_MAINTENANCE_URL`, or the
+   * embedded install's own. Absent when production sets no maintenance URL.
+   */
+  maintenance?: DatabaseHandle;
   auditKey: string;
   /** NORTH_SECRET_KEY, or the embedded install's own. */
   secretKey: string;
@@ -53,7 +59,8 @@ export interface AppRuntime {
 
 /**
  * The app-role connection for `serve`: `DATABASE_APP_URL` with `NORTH_AUDIT_KEY`, or the local
- * embedded database and the key kept in `.north/local.json`.
+ * embedded database and the key kept in `.north/local.json`; beside it the maintenance login's
+ * pool (`DATABASE_MAINTENANCE_URL`, or the embedded database's maintenance login).
  */
 export async function openApp(config: NorthConfig): Promise<AppRuntime> {
   if (config.DATABASE_APP_URL) {
@@ -69,11 +76,18 @@ export async function openApp(config: NorthConfig): Promise<AppRuntime> {
     }
     const app = connectDatabase(config.DATABASE_APP_URL, appPoolOptions(config));
     await refuseUnsafeRole(app);
+    const maintenance = config.DATABASE_MAINTENANCE_URL
+      ? connectDatabase(config.DATABASE_MAINTENANCE_URL, maintenancePoolOptions(config))
+      : undefined;
+    if (maintenance) await refuseUnfitMaintenanceRole(maintenance, app);
     return {
       app,
+      maintenance,
       auditKey: config.NORTH_AUDIT_KEY,
       secretKey: config.NORTH_SECRET_KEY,
-      close: () => app.close(),
+      async close() {
+        await Promise.all([app.close(), maintenance?.close()]);
+      },
     };
   }
   if (config.DATABASE_URL) {
@@ -89,13 +103,15 @@ export async function openApp(config: NorthConfig): Promise<AppRuntime> {
     await database.stop();
     throw error;
   });
+  const maintenance = connectDatabase(database.maintenanceUrl, maintenancePoolOptions(config));
   return {
     app,
+    maintenance,
     auditKey: config.NORTH_AUDIT_KEY ?? state.auditKey,
     secretKey: config.NORTH_SECRET_KEY ?? state.secretKey,
     local: { home, state, database },
     async close() {
-      await app.close();
+      await Promise.all([app.close(), maintenance.close()]);
       await database.stop();
     },
   };
@@ -109,6 +125,30 @@ function appPoolOptions(config: NorthConfig) {
     applicationName: "north",
     transactionPooler: config.NORTH_DB_POOLER === "transaction",
   };
+}
+
+/** The maintenance pool: two connections at most, for background jobs that run one at a time. */
+function maintenancePoolOptions(config: NorthConfig) {
+  return { ...appPoolOptions(config), max: 2, applicationName: "north-maintenance" };
+}
+
+/**
+ * A `DATABASE_MAINTENANCE_URL` whose role may not run the maintenance functions (provisioning
+ * named another maintenance login, or was not re-run since decision 031) would only log a
+ * failure every round: `serve` refuses to start instead, naming the fix.
+ */
+async function refuseUnfitMaintenanceRole(
+  maintenance: DatabaseHandle,
+  app: DatabaseHandle,
+): Promise<void> {
+  const [role] = await maintenance.client<{ name: string; may: boolean }[]>`
+    select current_user as name,
+           pg_catalog.has_function_privilege(${`public.${PURGE_FUNCTION}()`}, 'EXECUTE') as may`;
+  if (role?.may) return;
+  await Promise.all([maintenance.close(), app.close()]);
+  throw new CliError(
+    `refusing to serve: the maintenance role ${role?.name ?? ""} may not run the maintenance functions; run north provision with DB_MAINTENANCE_LOGIN_USER naming it (DATABASE_MAINTENANCE_URL)`,
+  );
 }
 
 /**

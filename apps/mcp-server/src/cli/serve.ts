@@ -26,7 +26,7 @@ import { createMcpServer } from "../server.ts";
 import { createSignIn } from "../sign-in/index.ts";
 import { survivingLateSocketErrors } from "./late-socket-errors.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
-import { CliError, openApp } from "./runtime.ts";
+import { type AppRuntime, CliError, openApp } from "./runtime.ts";
 import { onShutdown, type ShutdownStep } from "./shutdown.ts";
 
 export interface ServeFlags {
@@ -79,10 +79,11 @@ function embedderFor(config: NorthConfig, logger: Logger): EmbeddingsProvider | 
 
 /**
  * Purges expired memory bodies every `NORTH_PURGE_INTERVAL_S` seconds (0: never), through the
- * SECURITY DEFINER function the app role may execute. Returns the stop step.
+ * SECURITY DEFINER function only the maintenance login may execute (decision 031); without that
+ * login, never. Returns the stop step.
  */
-function startPurgeTimer(config: NorthConfig, db: Database, logger: Logger) {
-  if (config.NORTH_PURGE_INTERVAL_S === 0) return async () => {};
+function startPurgeTimer(config: NorthConfig, db: Database | undefined, logger: Logger) {
+  if (config.NORTH_PURGE_INTERVAL_S === 0 || !db) return async () => {};
   const timer = setInterval(() => {
     purgeExpiredMemories(db).then(
       (result) => {
@@ -93,6 +94,28 @@ function startPurgeTimer(config: NorthConfig, db: Database, logger: Logger) {
   }, config.NORTH_PURGE_INTERVAL_S * 1000);
   timer.unref();
   return async () => clearInterval(timer);
+}
+
+/**
+ * Production without `DATABASE_MAINTENANCE_URL` still serves requests (decision 031): one line
+ * says which background jobs are therefore off, and that `north purge` still purges.
+ */
+function warnMaintenanceOff(
+  config: NorthConfig,
+  runtime: AppRuntime,
+  embedder: EmbeddingsProvider | undefined,
+  logger: Logger,
+) {
+  if (runtime.maintenance) return;
+  const off = [
+    ...(config.NORTH_PURGE_INTERVAL_S > 0 ? ["purge"] : []),
+    ...(embedder && config.NORTH_EMBEDDINGS_BACKFILL_MS > 0 ? ["embeddings backfill"] : []),
+  ];
+  if (off.length === 0) return;
+  logger.warn(
+    { maintenanceOff: off },
+    "DATABASE_MAINTENANCE_URL is not set: these background jobs are off; north purge on the owner connection still purges",
+  );
 }
 
 /**
@@ -222,15 +245,17 @@ export async function serveHttp(
   }
   const url = `${localUrl}/mcp`;
   logger.info({ url, limiter: limiter.status().backend }, "North is listening");
-  const stopPurge = startPurgeTimer(config, runtime.app.db, logger);
-  const stopBackfill = embedder
-    ? startEmbeddingBackfill({
-        db: runtime.app.db,
-        provider: embedder,
-        logger,
-        intervalMs: config.NORTH_EMBEDDINGS_BACKFILL_MS,
-      })
-    : async () => {};
+  warnMaintenanceOff(config, runtime, embedder, logger);
+  const stopPurge = startPurgeTimer(config, runtime.maintenance?.db, logger);
+  const stopBackfill =
+    embedder && runtime.maintenance
+      ? startEmbeddingBackfill({
+          db: runtime.maintenance.db,
+          provider: embedder,
+          logger,
+          intervalMs: config.NORTH_EMBEDDINGS_BACKFILL_MS,
+        })
+      : async () => {};
   const drainMs = config.NORTH_DRAIN_TIMEOUT_MS;
   onShutdown(logger, [
     {
@@ -277,7 +302,8 @@ export async function serveStdio(config: NorthConfig) {
     },
     { runId: `stdio:${randomUUID()}` },
   );
-  const stopPurge = startPurgeTimer(config, runtime.app.db, logger);
+  warnMaintenanceOff(config, runtime, undefined, logger);
+  const stopPurge = startPurgeTimer(config, runtime.maintenance?.db, logger);
   const stop = onShutdown(logger, [
     { name: "mcp", run: () => server.close(), timeoutMs: 2_000 },
     ...closingSteps(limiter, runtime, [stopPurge]),

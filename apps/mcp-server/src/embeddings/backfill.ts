@@ -11,6 +11,10 @@ import type { EmbeddingsProvider } from "./provider.ts";
 import { embeddingModelKey, unitVector } from "./vectors.ts";
 
 export interface BackfillOptions {
+  /**
+   * The maintenance login's pool (decision 031): the backfill's functions span organisations,
+   * and the app role may not run them.
+   */
   db: Database;
   provider: EmbeddingsProvider;
   logger: Logger;
