@@ -88,20 +88,28 @@ async function throughIdp(page: Page, email: string, sub: string) {
   await signInAtTestIdp(page, sub);
 }
 
+/**
+ * The attack: an authorization started in a fresh browser, North's form given Kate's address
+ * (it only finds the IdP, and a browser's email field refuses non-ASCII local parts), and the
+ * look-alike account signing in at the IdP. Returns the page North answered with.
+ */
+async function lookalikeSignsIn(): Promise<Page> {
+  const page = await newPage();
+  const client = new TestOAuthClient(await loopbackRedirectUri());
+  const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
+  expect(await auth(client, { serverUrl: `${server.base}/mcp` })).toBe("REDIRECT");
+  await page.goto(String(client.authorizationUrl));
+  await throughIdp(page, "kate@kanzlei.example", "idp-kelvin");
+  return page;
+}
+
 const identities = () =>
   db.owner.client`select subject, user_id from member_identities
     where organization_id = ${organizationId} order by subject`;
 
 describe("email look-alikes at sign-in", () => {
   it("refuses an IdP identity whose email is a KELVIN SIGN look-alike of a member's, and binds nothing", async () => {
-    const page = await newPage();
-    const client = new TestOAuthClient(await loopbackRedirectUri());
-    const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
-    expect(await auth(client, { serverUrl: `${server.base}/mcp` })).toBe("REDIRECT");
-    await page.goto(String(client.authorizationUrl));
-    // North's form only finds the IdP (a browser's email field refuses non-ASCII local parts);
-    // the look-alike is the account the attacker signs in with there.
-    await throughIdp(page, "kate@kanzlei.example", "idp-kelvin");
+    const page = await lookalikeSignsIn();
     expect(await page.textContent("h1")).toBe("Not a member");
     expect(await identities()).toEqual([]);
     const [refusal] = await db.owner.client`
@@ -110,7 +118,8 @@ describe("email look-alikes at sign-in", () => {
     expect(refusal).toEqual({ outcome: "refused", reason: "not_member" });
   });
 
-  it("still signs the ASCII member in afterwards, bound to her own identity", async () => {
+  it("still signs the ASCII member in after the look-alike tried, bound to her own identity", async () => {
+    await lookalikeSignsIn();
     const client = new TestOAuthClient(await loopbackRedirectUri());
     const { result } = await connect(
       `${server.base}/mcp`,
