@@ -51,4 +51,10 @@ describe("withUserinfo", () => {
     expect(emailIsVerified(claims)).toBe(false);
     expect(claims.email).toBe("a@x");
   });
+
+  it("takes the verification from userinfo when the email comes from there", () => {
+    const claims = withUserinfo({ sub: "s", email_verified: true }, { sub: "s", email: "a@x" });
+    expect(claims.email).toBe("a@x");
+    expect(emailIsVerified(claims)).toBe(false);
+  });
 });

@@ -57,15 +57,19 @@ export function lacksEmailClaims(claims: Record<string, unknown>): boolean {
 
 /**
  * The claims North reads: the ID token's, with what it lacks taken from the userinfo answer. The
- * ID token's own claims win; and when it names an email, the userinfo answer's verification
- * counts only if it is about that same email.
+ * ID token's own claims win, but a verification travels with the email it is about: when the ID
+ * token names an email, userinfo's verification counts only for that same email; when it names
+ * none, the email and its verification both come from userinfo.
  */
 export function withUserinfo(
   idToken: Record<string, unknown>,
   userinfo: Record<string, unknown>,
 ): Record<string, unknown> {
-  const aboutAnother = typeof idToken.email === "string" && userinfo.email !== idToken.email;
-  return { ...(aboutAnother ? {} : userinfo), ...idToken };
+  if (typeof idToken.email !== "string") {
+    const { email, email_verified, xms_edov } = userinfo;
+    return { ...userinfo, ...idToken, email, email_verified, xms_edov };
+  }
+  return { ...(userinfo.email === idToken.email ? userinfo : {}), ...idToken };
 }
 
 /**
