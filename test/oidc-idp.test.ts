@@ -11,7 +11,8 @@ import { signInAtTestIdp, startTestIdp, type TestIdp } from "./support/oidc-idp.
 /**
  * The test identity provider is a real OpenID Connect provider: a maintained relying-party
  * library (openid-client) discovers it, runs the authorization code flow with PKCE, state and
- * nonce through a real browser, and verifies the signed ID token it returns.
+ * nonce through a real browser, and verifies the signed ID token it returns. By default the ID
+ * token is thin (oidc-provider's own behaviour, Okta's): the email claims are at userinfo only.
  */
 
 const CLIENT_ID = "north-test";
@@ -31,6 +32,8 @@ const UNVERIFIED = {
 };
 
 let idp: TestIdp;
+/** The same IdP with `idTokenClaims`: the email claims in the ID token too (Google's way). */
+let fatIdp: TestIdp;
 let browser: Browser;
 let callback: Server;
 let redirectUri: string;
@@ -44,13 +47,13 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => callback.listen(0, "127.0.0.1", resolve));
   redirectUri = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
 
-  [idp, browser] = await Promise.all([
-    startTestIdp({
-      clients: [
-        { client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri] },
-      ],
-      accounts: [VERIFIED, UNVERIFIED],
-    }),
+  const config = {
+    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri] }],
+    accounts: [VERIFIED, UNVERIFIED],
+  };
+  [idp, fatIdp, browser] = await Promise.all([
+    startTestIdp(config),
+    startTestIdp({ ...config, idTokenClaims: true }),
     launchChromium(),
   ]);
 });
@@ -58,11 +61,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await idp?.stop();
+  await fatIdp?.stop();
   await new Promise<void>((resolve) => (callback ? callback.close(() => resolve()) : resolve()));
 });
 
-async function relyingParty(auth: oidc.ClientAuth): Promise<oidc.Configuration> {
-  return oidc.discovery(new URL(idp.issuer), CLIENT_ID, undefined, auth, {
+async function relyingParty(auth: oidc.ClientAuth, provider = idp): Promise<oidc.Configuration> {
+  return oidc.discovery(new URL(provider.issuer), CLIENT_ID, undefined, auth, {
     execute: [oidc.allowInsecureRequests], // the issuer is http on loopback
   });
 }
@@ -82,7 +86,7 @@ async function beginSignIn(config: oidc.Configuration) {
   });
   const page: Page = await (await browser.newContext()).newPage();
   await page.goto(url.href);
-  expect(page.url()).toMatch(new RegExp(`^${idp.issuer}/interaction/`));
+  expect(page.url()).toMatch(new RegExp(`^${config.serverMetadata().issuer}/interaction/`));
   return {
     page,
     checks: { pkceCodeVerifier: codeVerifier, expectedState: state, expectedNonce: nonce },
@@ -108,7 +112,7 @@ describe("test identity provider (oidc-provider)", () => {
     { account: VERIFIED, login: VERIFIED.email, auth: "client_secret_basic" },
     { account: UNVERIFIED, login: UNVERIFIED.sub, auth: "client_secret_post" },
   ])(
-    "signs in $login and puts email + email_verified=$account.email_verified in the ID token ($auth)",
+    "signs in $login with a thin ID token and email + email_verified=$account.email_verified at userinfo ($auth)",
     async ({ account, login, auth }) => {
       const config = await relyingParty(
         auth === "client_secret_basic"
@@ -127,14 +131,24 @@ describe("test identity provider (oidc-provider)", () => {
         iss: idp.issuer,
         aud: CLIENT_ID,
         sub: account.sub,
-        email: account.email,
-        email_verified: account.email_verified,
-        name: account.name,
         nonce: checks.expectedNonce,
       });
+      expect(claims).not.toHaveProperty("email");
+      expect(claims).not.toHaveProperty("email_verified");
+      const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, account.sub);
+      expect(userinfo).toEqual(account);
       await page.context().close();
     },
   );
+
+  it("with idTokenClaims, puts email, email_verified and name in the ID token too", async () => {
+    const config = await relyingParty(oidc.ClientSecretBasic(CLIENT_SECRET), fatIdp);
+    const { page, checks } = await beginSignIn(config);
+    await signInAtTestIdp(page, VERIFIED.email);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), checks);
+    expect(tokens.claims()).toMatchObject({ iss: fatIdp.issuer, ...VERIFIED });
+    await page.context().close();
+  });
 
   it("re-shows the login form for an unknown login, then still accepts a known one", async () => {
     const config = await relyingParty(oidc.ClientSecretBasic(CLIENT_SECRET));
@@ -152,7 +166,7 @@ describe("test identity provider (oidc-provider)", () => {
 
     await signInAtTestIdp(page, VERIFIED.email);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(page.url()), checks);
-    expect(tokens.claims()).toMatchObject({ sub: VERIFIED.sub, email: VERIFIED.email });
+    expect(tokens.claims()).toMatchObject({ sub: VERIFIED.sub });
     await page.context().close();
   });
 });
@@ -180,7 +194,9 @@ describe("test identity provider process lifecycle", () => {
       stdio: ["pipe", "pipe", "ignore"],
     });
     const [firstLine] = (await once(child.stdout, "data")) as [Buffer];
-    expect(String(firstLine)).toMatch(/^READY \{"issuer":"http:\/\/127\.0\.0\.1:\d+"\}\n$/);
+    expect(String(firstLine)).toMatch(
+      /^READY \{"issuer":"http:\/\/127\.0\.0\.1:(\d+)","port":\1\}\n$/,
+    );
     const exited = once(child, "exit");
     child.stdin.end();
     expect(await exited).toEqual([0, null]);

@@ -35,11 +35,22 @@ let serverUrl: string;
 
 const IDP_CLIENT = { id: "north-at-firm", secret: "idp-client-secret-value" };
 
-beforeAll(async () => {
+/**
+ * Where the IdP puts the email claims: oidc-provider's default and Okta's (a thin ID token, the
+ * claims at the userinfo endpoint), and Google's (in the ID token). Every case runs against both,
+ * each with its own database, server and IdP.
+ */
+const VARIANTS: [label: string, idTokenClaims: boolean][] = [
+  ["claims at userinfo (thin ID token)", false],
+  ["claims in the ID token", true],
+];
+
+async function startSuite(idTokenClaims: boolean) {
   db = await createTestDatabase();
   server = await startSignInServer(db);
   serverUrl = `${server.base}/mcp`;
   idp = await startTestIdp({
+    idTokenClaims,
     clients: [
       {
         client_id: IDP_CLIENT.id,
@@ -67,13 +78,14 @@ beforeAll(async () => {
     clientSecretEncrypted: await createSecretBox(TEST_SECRET_KEY).encrypt(IDP_CLIENT.secret),
     domains: ["firm.example"],
   });
-});
-afterAll(async () => {
+}
+
+async function stopSuite() {
   await browser?.close();
   await idp?.stop();
   await server?.close();
   await db?.drop();
-});
+}
 
 const newPage = async (): Promise<Page> => (await browser.newContext()).newPage();
 const nextClient = async () => new TestOAuthClient(await loopbackRedirectUri());
@@ -92,7 +104,12 @@ async function throughIdp(page: Page, email: string, login: string) {
   await signInAtTestIdp(page, login);
 }
 
-describe("sign-in through the organisation's identity provider", () => {
+const SUITE = "sign-in through the organisation's identity provider, %s";
+
+describe.each(VARIANTS)(SUITE, (_label, idTokenClaims) => {
+  beforeAll(() => startSuite(idTokenClaims));
+  afterAll(stopSuite);
+
   it("finds the IdP by email domain, maps the verified identity to the member and binds it", async () => {
     const client = await nextClient();
     let consentText = "";

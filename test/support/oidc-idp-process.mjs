@@ -5,8 +5,12 @@
 // Started as `node test/support/oidc-idp-process.mjs` with `IDP_CONFIG` holding JSON:
 //   { port: number (0 = random),
 //     clients: [{ client_id, client_secret, redirect_uris: [...] }],
-//     accounts: [{ sub, email, email_verified, name }] }
-// Prints exactly one line on stdout once listening: READY {"issuer":"http://127.0.0.1:PORT"}.
+//     accounts: [{ sub, email, email_verified, name }],
+//     idTokenClaims: boolean (default false: oidc-provider's own, conformant behaviour — with the
+//       code flow the ID token carries no email claims, they are at the userinfo endpoint, as
+//       Okta does; true: email, email_verified and name in the ID token too, as Google does),
+//     issuer: string (default http://127.0.0.1:PORT; another when a proxy stands in front) }
+// Prints exactly one line on stdout once listening: READY {"issuer":"http://127.0.0.1:PORT","port":PORT}.
 // Everything else (oidc-provider's notices and warnings, errors) goes to stderr.
 // Exits on SIGTERM, SIGINT, and when its stdin closes (the parent went away).
 //
@@ -32,14 +36,16 @@ function parseConfig(raw) {
   } catch (error) {
     fail(`IDP_CONFIG is not JSON: ${error.message}`);
   }
-  const { port = 0, clients = [], accounts = [] } = parsed;
+  const { port = 0, clients = [], accounts = [], idTokenClaims = false, issuer } = parsed;
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail("IDP_CONFIG.port is not a port");
   if (!Array.isArray(clients) || clients.length === 0) fail("IDP_CONFIG.clients must be non-empty");
   if (!Array.isArray(accounts)) fail("IDP_CONFIG.accounts must be an array");
+  if (typeof idTokenClaims !== "boolean") fail("IDP_CONFIG.idTokenClaims must be a boolean");
+  if (issuer !== undefined && typeof issuer !== "string") fail("IDP_CONFIG.issuer must be a URL");
   for (const account of accounts) {
     if (typeof account.sub !== "string" || account.sub === "") fail("every account needs a sub");
   }
-  return { port, clients, accounts };
+  return { port, clients, accounts, idTokenClaims, issuer };
 }
 
 function fail(message) {
@@ -84,8 +90,8 @@ function buildProvider(issuer) {
       profile: ["name"],
     },
     scopes: ["openid", "email", "profile"],
-    // Put the scope-granted claims (email, email_verified, name) in the ID token itself.
-    conformIdTokenClaims: false,
+    // false puts the scope-granted claims (email, email_verified, name) in the ID token itself.
+    conformIdTokenClaims: !config.idTokenClaims,
     pkce: { required: () => true },
     responseTypes: ["code"],
     features: {
@@ -270,7 +276,7 @@ async function main() {
     server.listen(config.port, "127.0.0.1", resolve);
   });
   const { port } = server.address();
-  const issuer = `http://127.0.0.1:${port}`;
+  const issuer = config.issuer ?? `http://127.0.0.1:${port}`;
   provider = buildProvider(issuer);
   provider.on("server_error", (_ctx, error) => {
     process.stderr.write(`oidc-idp: server_error: ${error?.stack ?? error}\n`);
@@ -293,7 +299,7 @@ async function main() {
   process.stdin.on("error", () => stop("stdin error"));
   process.stdin.resume();
 
-  process.stdout.write(`READY ${JSON.stringify({ issuer })}\n`);
+  process.stdout.write(`READY ${JSON.stringify({ issuer, port })}\n`);
 }
 
 main().catch((error) => {

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Page } from "playwright-core";
 
@@ -24,6 +26,22 @@ export interface TestIdpAccount {
 export interface TestIdpConfig {
   clients: TestIdpClient[];
   accounts: TestIdpAccount[];
+  /**
+   * `true`: email, email_verified and name in the ID token as well (Google's way). Default:
+   * oidc-provider's own behaviour — with the code flow the ID token is "thin" (no email claims)
+   * and they are only at the userinfo endpoint, as Okta does.
+   */
+  idTokenClaims?: boolean;
+}
+
+export interface TestIdpOptions {
+  /**
+   * Puts a forwarding proxy in front of the IdP (which then names the proxy as its issuer) that
+   * passes everything through as it is, except the userinfo endpoint's JSON answer, which this
+   * rewrites: an IdP answering userinfo for another subject, which oidc-provider never does. A
+   * `null` drops the connection instead (the userinfo endpoint unreachable).
+   */
+  rewriteUserinfo?: (claims: Record<string, unknown>) => Record<string, unknown> | null;
 }
 
 export interface TestIdp {
@@ -36,16 +54,22 @@ export interface TestIdp {
 /**
  * A real OpenID Connect provider (oidc-provider, under Node, not Bun) on a random loopback port:
  * the firm's identity provider in end-to-end tests. Code flow with PKCE (S256), scopes
- * `openid email profile`, `email` and `email_verified` in the ID token, client_secret_basic and
- * client_secret_post. Its only page is a login form; consent is automatic.
+ * `openid email profile`, `email` and `email_verified` at the userinfo endpoint (and in the ID
+ * token with `idTokenClaims`), client_secret_basic and client_secret_post. Its only page is a
+ * login form; consent is automatic.
  *
  * The child's stdin is a pipe kept open for its lifetime: if the test process dies, the pipe
  * closes and the IdP exits by itself.
  */
-export async function startTestIdp(config: TestIdpConfig): Promise<TestIdp> {
+export async function startTestIdp(
+  config: TestIdpConfig,
+  options: TestIdpOptions = {},
+): Promise<TestIdp> {
+  const proxy = options.rewriteUserinfo ? await startUserinfoProxy(options.rewriteUserinfo) : null;
+  const processConfig = { port: 0, ...config, ...(proxy ? { issuer: proxy.url } : {}) };
   const child = spawn("node", [SCRIPT], {
     cwd: ROOT,
-    env: { ...process.env, IDP_CONFIG: JSON.stringify({ port: 0, ...config }) },
+    env: { ...process.env, IDP_CONFIG: JSON.stringify(processConfig) },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stdout = "";
@@ -59,7 +83,7 @@ export async function startTestIdp(config: TestIdpConfig): Promise<TestIdp> {
   // An EPIPE on the kept-open stdin after the child is gone is not an error worth surfacing.
   child.stdin.on("error", () => {});
 
-  const issuer = await new Promise<string>((resolve, reject) => {
+  const ready = await new Promise<{ issuer: string; port: number }>((resolve, reject) => {
     const fail = (reason: string) => {
       clearTimeout(timer);
       child.kill("SIGKILL");
@@ -81,18 +105,25 @@ export async function startTestIdp(config: TestIdpConfig): Promise<TestIdp> {
       child.off("exit", exitedEarly);
       clearTimeout(timer);
       try {
-        resolve((JSON.parse(line[1]) as { issuer: string }).issuer);
+        resolve(JSON.parse(line[1]) as { issuer: string; port: number });
       } catch {
         fail(`unreadable READY line: ${line[0]}`);
       }
     });
+  }).catch(async (error: unknown) => {
+    await proxy?.close();
+    throw error;
   });
+
+  const { issuer } = ready;
+  if (proxy) await proxy.forwardTo(ready.port);
 
   let stopping: Promise<void> | undefined;
   return {
     issuer,
     stop() {
       stopping ??= (async () => {
+        await proxy?.close();
         if (child.exitCode !== null || child.signalCode !== null) return;
         const killer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
         child.kill("SIGTERM");
@@ -101,6 +132,64 @@ export async function startTestIdp(config: TestIdpConfig): Promise<TestIdp> {
         child.stdin.destroy();
       })();
       return stopping;
+    },
+  };
+}
+
+/**
+ * The proxy of {@link TestIdpOptions.rewriteUserinfo}, on a random loopback port: forwards every
+ * request to the IdP's port (the Host header kept, so the IdP sees its issuer's), and rewrites the
+ * JSON body of the answers from the userinfo endpoint its discovery document names.
+ */
+async function startUserinfoProxy(rewrite: NonNullable<TestIdpOptions["rewriteUserinfo"]>) {
+  let targetPort = 0;
+  let userinfoPath = "";
+  const server = createServer((req, res) => {
+    const upstream = request(
+      {
+        host: "127.0.0.1",
+        port: targetPort,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, "accept-encoding": "identity" },
+      },
+      (answer) => {
+        const path = new URL(req.url ?? "/", "http://proxy").pathname;
+        if (path !== userinfoPath || answer.statusCode !== 200) {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+        answer.on("end", () => {
+          const rewritten = rewrite(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+          if (rewritten === null) {
+            res.destroy();
+            return;
+          }
+          const body = JSON.stringify(rewritten);
+          const headers = { ...answer.headers, "content-length": String(Buffer.byteLength(body)) };
+          res.writeHead(200, headers).end(body);
+        });
+      },
+    );
+    upstream.on("error", () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    async forwardTo(port: number) {
+      targetPort = port;
+      const discovery = await fetch(`${url}/.well-known/openid-configuration`);
+      const { userinfo_endpoint } = (await discovery.json()) as { userinfo_endpoint: string };
+      userinfoPath = new URL(userinfo_endpoint).pathname;
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

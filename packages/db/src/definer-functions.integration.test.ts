@@ -20,7 +20,6 @@ const PRE_TENANT_LOOKUPS: Record<string, string> = {
   resolve_admin_session: "finds one console session by the hash of a secret the caller holds",
   sso_connection_for_domain: "one organisation's IdP routing, for the email domain typed in",
   sso_connection_for_organization: "one organisation's IdP routing, for a sign-in it started",
-  sign_in_member: "one organisation's member for a verified IdP identity (moving into its tenant)",
   active_member_for_user: "one member, behind a verified token's subject or the AS session",
   resolve_oauth_grant: "one member's grant, behind a verified access token's subject and client",
 };

@@ -1,3 +1,4 @@
+import { normalizedEmailSql } from "./email.ts";
 import {
   HNSW_INDEX_FORMAT,
   modelDimensionsSql,
@@ -370,27 +371,34 @@ END`,
 export const SIGN_IN_MEMBER_FUNCTION = "sign_in_member";
 
 /**
- * Maps a verified IdP identity to a member of the organisation (SPEC §3a): by the (issuer,
- * subject) pair bound at an earlier sign-in, else by the verified email among the organisation's
- * active members, which then binds the pair. `outcome` says which, or why nobody matched:
- * `not_member` (no such active member — there is no self-signup) or `bound_elsewhere` (the
- * member is already bound to another subject at this issuer: an email the IdP moved to another
- * account does not inherit the member).
+ * Maps a verified IdP identity to a member of the transaction's organisation (SPEC §3a): by the
+ * (issuer, subject) pair bound at an earlier sign-in, else by the verified email among the
+ * organisation's active members, compared after the one email normalisation (email.ts: no
+ * `lower()`, so a non-ASCII look-alike never matches an ASCII member), which then binds the pair.
+ * `outcome` says which, or why nobody matched: `not_member` (no such active member — there is no
+ * self-signup) or `bound_elsewhere` (the member is already bound to another subject at this
+ * issuer: an email the IdP moved to another account does not inherit the member). The
+ * organisation is the transaction's tenant (`north.organization_id`), never an argument; without
+ * one it raises 42501.
  */
 const signInMember = definerFunction({
   name: SIGN_IN_MEMBER_FUNCTION,
-  params: "p_organization_id uuid, p_issuer text, p_subject text, p_email text",
+  params: "p_issuer text, p_subject text, p_email text",
   returns: "TABLE (user_id uuid, role text, outcome text)",
   volatility: "VOLATILE",
   body: `DECLARE
+  v_organization_id uuid := nullif(current_setting('north.organization_id', true), '')::uuid;
   v_user uuid;
   v_role text;
 BEGIN
+  IF v_organization_id IS NULL THEN
+    RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
+  END IF;
   SELECT m.user_id, m.role INTO v_user, v_role
   FROM public.member_identities i
   JOIN public.members m ON m.organization_id = i.organization_id AND m.user_id = i.user_id
   WHERE i.issuer = p_issuer AND i.subject = p_subject
-    AND i.organization_id = p_organization_id AND m.removed_at IS NULL;
+    AND i.organization_id = v_organization_id AND m.removed_at IS NULL;
   IF v_user IS NOT NULL THEN
     RETURN QUERY SELECT v_user, v_role, 'bound'::text;
     RETURN;
@@ -402,8 +410,8 @@ BEGIN
   END IF;
   SELECT m.user_id, m.role INTO v_user, v_role
   FROM public.members m
-  WHERE m.organization_id = p_organization_id
-    AND lower(m.email) = lower(p_email)
+  WHERE m.organization_id = v_organization_id
+    AND ${normalizedEmailSql("m.email")} = ${normalizedEmailSql("p_email")}
     AND m.removed_at IS NULL;
   IF v_user IS NULL THEN
     RETURN QUERY SELECT NULL::uuid, NULL::text, 'not_member'::text;
@@ -415,7 +423,7 @@ BEGIN
     RETURN;
   END IF;
   INSERT INTO public.member_identities (issuer, subject, organization_id, user_id)
-  VALUES (p_issuer, p_subject, p_organization_id, v_user);
+  VALUES (p_issuer, p_subject, v_organization_id, v_user);
   RETURN QUERY SELECT v_user, v_role, 'matched'::text;
 END`,
 });

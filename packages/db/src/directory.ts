@@ -1,5 +1,6 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
+import { normalizedEmailSql, normalizeEmail } from "./email.ts";
 import { endMemberOAuth } from "./grant-records.ts";
 import {
   apiTokens,
@@ -36,10 +37,11 @@ const memberColumns = {
 };
 
 /**
- * Adds a member; the email of a removed member reinstates that member (same user id, profile
- * and memories intact, the given role; their old tokens stay revoked). An active member with
- * the email fails on the unique index (23505). Given a transaction, the change joins it (the
- * CLI writes its audit row beside it).
+ * Adds a member; the email of a removed member (compared after the one email normalisation,
+ * email.ts) reinstates that member (same user id, profile and memories intact, the given role;
+ * their old tokens stay revoked). An active member with the email fails on the unique index
+ * (23505), as does a look-alike of any member's email (the index is on `lower(email)`, which is
+ * stricter). Given a transaction, the change joins it (the CLI writes its audit row beside it).
  */
 export async function addMember(db: Database | Tx, params: AddMemberParams) {
   const email = params.email.trim();
@@ -50,7 +52,7 @@ export async function addMember(db: Database | Tx, params: AddMemberParams) {
     .where(
       and(
         eq(members.organizationId, params.organizationId),
-        sql`lower(${members.email}) = lower(${email})`,
+        sql`${sql.raw(normalizedEmailSql("members.email"))} = ${normalizeEmail(email)}`,
         sql`${members.removedAt} is not null`,
       ),
     )

@@ -73,6 +73,7 @@ export {
   setMemberRole,
   setOrganizationLanguage,
 } from "./directory.ts";
+export { normalizedEmailSql, normalizeEmail } from "./email.ts";
 export { exportMembers, type MemberExport } from "./export.ts";
 export { freePort } from "./free-port.ts";
 export {

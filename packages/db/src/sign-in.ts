@@ -59,14 +59,17 @@ export interface SignInMatch {
   role: "member" | "manager" | null;
 }
 
-/** Maps a verified IdP identity to a member, binding (issuer, subject) on the first match. */
+/**
+ * Maps a verified IdP identity to a member of the transaction's organisation (run it inside
+ * `withOrganization`), binding (issuer, subject) on the first match. The organisation comes from
+ * the tenant settings, never from an argument, so no caller can name another one.
+ */
 export async function signInMember(
-  db: Database,
-  params: { organizationId: string; issuer: string; subject: string; email: string },
+  tx: Tx,
+  params: { issuer: string; subject: string; email: string },
 ): Promise<SignInMatch> {
-  const rows = await db.execute<{ user_id: string | null; role: string | null; outcome: string }>(
-    sql`select * from public.sign_in_member(${params.organizationId}::uuid, ${params.issuer},
-      ${params.subject}, ${params.email})`,
+  const rows = await tx.execute<{ user_id: string | null; role: string | null; outcome: string }>(
+    sql`select * from public.sign_in_member(${params.issuer}, ${params.subject}, ${params.email})`,
   );
   const row = rows[0];
   return {

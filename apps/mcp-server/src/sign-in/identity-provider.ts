@@ -2,8 +2,10 @@ import * as oidc from "openid-client";
 
 /**
  * Login through an organisation's OpenID Connect provider (SPEC §3a) with `openid-client`:
- * discovery, authorization code + PKCE S256 + state + nonce, ID token validation. North only
- * keeps what the library hands back as validated claims.
+ * discovery, authorization code + PKCE S256 + state + nonce, ID token validation, and the userinfo
+ * endpoint when the ID token is "thin" (SPEC §3a: Okta and oidc-provider send the email claims
+ * only there with the code flow). North only keeps what the library hands back as validated
+ * claims.
  */
 
 export interface IdpSettings {
@@ -45,6 +47,41 @@ export class IdpLoginError extends Error {
 export function emailIsVerified(claims: Record<string, unknown>): boolean {
   if (claims.email_verified !== undefined) return claims.email_verified === true;
   return claims.xms_edov === true;
+}
+
+/** Whether the ID token leaves the email, or whether it is verified, to the userinfo endpoint. */
+export function lacksEmailClaims(claims: Record<string, unknown>): boolean {
+  if (typeof claims.email !== "string") return true;
+  return claims.email_verified === undefined && claims.xms_edov === undefined;
+}
+
+/**
+ * The claims North reads: the ID token's, with what it lacks taken from the userinfo answer. The
+ * ID token's own claims win, but a verification travels with the email it is about: when the ID
+ * token names an email, userinfo's verification counts only for that same email; when it names
+ * none, the email and its verification both come from userinfo.
+ */
+export function withUserinfo(
+  idToken: Record<string, unknown>,
+  userinfo: Record<string, unknown>,
+): Record<string, unknown> {
+  if (typeof idToken.email !== "string") {
+    const { email, email_verified, xms_edov } = userinfo;
+    return { ...userinfo, ...idToken, email, email_verified, xms_edov };
+  }
+  return { ...(userinfo.email === idToken.email ? userinfo : {}), ...idToken };
+}
+
+/**
+ * The library's failure as North's: a network failure or a timeout means the IdP is unreachable;
+ * any other answer (a bad status, a signature, a `sub` that is not the ID token's) a login that
+ * does not hold. Only the error's class and code are kept: its body may carry claims.
+ */
+function idpFailure(error: unknown, step: string): Error {
+  if (error instanceof TypeError || (error as { code?: string }).code === "OAUTH_TIMEOUT") {
+    return new IdpUnreachableError(`${step} failed: ${(error as Error).name}`);
+  }
+  return new IdpLoginError(`${step} did not hold: ${(error as { code?: string }).code ?? "?"}`);
 }
 
 const DISCOVERY_TTL_MS = 10 * 60 * 1000;
@@ -106,7 +143,11 @@ export function createIdentityProviders() {
       return { url, pending };
     },
 
-    /** Exchanges the callback's code and returns the ID token's validated identity. */
+    /**
+     * Exchanges the callback's code and returns the validated identity: the ID token's, its
+     * missing email claims read from the userinfo endpoint, whose `sub` the library checks
+     * against the ID token's.
+     */
     async complete(
       idp: IdpSettings,
       callbackUrl: URL,
@@ -122,13 +163,19 @@ export function createIdentityProviders() {
           idTokenExpected: true,
         });
       } catch (error) {
-        if (error instanceof TypeError || (error as { code?: string }).code === "OAUTH_TIMEOUT") {
-          throw new IdpUnreachableError(`token exchange failed: ${(error as Error).name}`);
-        }
-        throw new IdpLoginError(`login did not hold: ${(error as { code?: string }).code ?? "?"}`);
+        throw idpFailure(error, "token exchange");
       }
-      const claims = tokens.claims();
-      if (!claims) throw new IdpLoginError("no ID token");
+      const idToken = tokens.claims();
+      if (!idToken) throw new IdpLoginError("no ID token");
+      let claims: Record<string, unknown> & { iss: string; sub: string } = idToken;
+      if (lacksEmailClaims(idToken)) {
+        try {
+          const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub);
+          claims = { ...withUserinfo(idToken, userinfo), iss: idToken.iss, sub: idToken.sub };
+        } catch (error) {
+          throw idpFailure(error, "userinfo");
+        }
+      }
       return {
         issuer: claims.iss,
         subject: claims.sub,

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import {
   authorizationServerTables as ast,
   type Database,
+  normalizeEmail,
   openGrant,
   organizationName,
   recordAudit,
@@ -78,7 +79,8 @@ const SECURITY_HEADERS = {
   "Cache-Control": "no-store",
 };
 
-const EMAIL_DOMAIN = /^[^@\s]+@([a-z0-9.-]+\.[a-z]{2,})$/i;
+// Of a normalised email, case-sensitive: a `u`+`i` flag or toLowerCase() would fold U+212A to "k".
+const EMAIL_DOMAIN = /^[^@\s]+@([a-z0-9.-]+\.[a-z]{2,})$/;
 
 /**
  * The pages of North's authorization server (SPEC §3a): sign-in (email → the organisation's IdP,
@@ -179,7 +181,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     const continueQuery = continueOf(form);
     const purpose = form.purpose === "console" && deps.openConsole ? "console" : "authorize";
     const email = typeof form.email === "string" ? form.email.trim() : "";
-    const domain = EMAIL_DOMAIN.exec(email)?.[1]?.toLowerCase();
+    const domain = EMAIL_DOMAIN.exec(normalizeEmail(email))?.[1];
     if (!domain) {
       return c.html(
         signInPage({ continueQuery, email, error: "Enter your work email address." }),
@@ -309,12 +311,10 @@ export function buildSignInRoutes(deps: SignInDeps) {
         identity.email ?? identity.subject,
       );
     }
-    const match = await signInMember(deps.db, {
-      organizationId: login.organizationId,
-      issuer: identity.issuer,
-      subject: identity.subject,
-      email: identity.email,
-    });
+    const { email } = identity;
+    const match = await withOrganization(deps.db, login.organizationId, (tx) =>
+      signInMember(tx, { issuer: identity.issuer, subject: identity.subject, email }),
+    );
     if (!match.userId) {
       return refuse(
         c,
