@@ -14,6 +14,7 @@ import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } 
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes } from "./principal.ts";
+import { meterPost } from "./protocol-meter.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
@@ -327,6 +328,9 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
           400,
         );
       }
+      // Every message counts against the principal's protocol budget, before any server work.
+      const refused = await meterPost(body, principal, c.get("requestId"), deps);
+      if (refused) return refused;
       const missing = missingScopes(principal, body, deps.capabilities);
       if (missing) {
         const scope = missing.scopes.join(" ");
