@@ -122,6 +122,25 @@ describe("every JSON-RPC message counts against a per-principal protocol budget"
     }
   });
 
+  it("counts a body that does not parse as one message", async () => {
+    const harness = appWith(1);
+    try {
+      const token = harness.tokenFor(ws.member);
+      const garbage = () =>
+        harness.request("/mcp", {
+          method: "POST",
+          token,
+          headers: { "Content-Type": "application/json" },
+          body: "{",
+        });
+      expect((await garbage()).status).toBe(400);
+      const refused = await expectRateLimited(await garbage());
+      expect((refused as RpcError).id).toBeNull();
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("charges a tools/call one point too, so calls to a tool that does not exist are metered", async () => {
     const harness = appWith(5);
     try {

@@ -323,6 +323,9 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       try {
         body = JSON.parse(await c.req.text());
       } catch {
+        // A body that does not parse is one message all the same.
+        const refused = await meterPost(null, principal, c.get("requestId"), deps);
+        if (refused) return refused;
         return c.json(
           { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
           400,

@@ -57,6 +57,18 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: SUITE,
+      name: `${BUDGET} counts a body that does not parse as one message`,
+    },
+    mutation: {
+      file: APP,
+      find: 'const refused = await meterPost(null, principal, c.get("requestId"), deps);\n        if (refused) return refused;\n',
+      replace: "",
+      why: "answer an unparseable body 400 without charging it",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
       name: `${BUDGET} charges a tools/call one point too, so calls to a tool that does not exist are metered`,
     },
     mutation: {
