@@ -141,6 +141,21 @@ describe("every JSON-RPC message counts against a per-principal protocol budget"
     }
   });
 
+  it("counts GET /manifest, which carries the tool list, in the same budget", async () => {
+    const harness = appWith(2);
+    try {
+      const token = harness.tokenFor(ws.member);
+      expect((await harness.request("/manifest", { token })).status).toBe(200);
+      expect((await post(harness, token, message(1, "tools/list"))).status).toBe(200);
+      const refused = await harness.request("/manifest", { token });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(await refused.json()).toMatchObject({ code: "NORTH_RATE_LIMITED" });
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("charges a tools/call one point too, so calls to a tool that does not exist are metered", async () => {
     const harness = appWith(5);
     try {

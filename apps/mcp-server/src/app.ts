@@ -14,7 +14,7 @@ import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } 
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes } from "./principal.ts";
-import { meterPost } from "./protocol-meter.ts";
+import { meterManifest, meterPost } from "./protocol-meter.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
@@ -300,15 +300,19 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     app.all("/admin/*", toAdmin);
   }
 
-  app.get("/manifest", authenticate, (c) => {
-    const embedder = deps.embedder?.status?.();
-    return c.json(
-      composeManifest(c.get("principal"), deps.capabilities, {
-        embedder: Boolean(deps.embedder),
-        embedderFailure: embedder?.state === "degraded" ? embedder.class : undefined,
-      }),
-    );
-  });
+  // The manifest carries what tools/list does, so it costs a protocol point as that does.
+  app.get("/manifest", authenticate, (c) =>
+    meterManifest(c.get("principal"), c.get("requestId"), deps).then((refused) => {
+      if (refused) return refused;
+      const embedder = deps.embedder?.status?.();
+      return c.json(
+        composeManifest(c.get("principal"), deps.capabilities, {
+          embedder: Boolean(deps.embedder),
+          embedderFailure: embedder?.state === "degraded" ? embedder.class : undefined,
+        }),
+      );
+    }),
+  );
 
   app.post(
     "/mcp",

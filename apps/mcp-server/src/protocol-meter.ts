@@ -123,6 +123,22 @@ export async function meterPost(
 }
 
 /**
+ * Meters `GET /manifest`, which carries what tools/list and prompts/list do: one point of the
+ * same budget. Over it: 429 with `Retry-After` and the code in JSON, as North's other refusals
+ * outside JSON-RPC. Returns that refusal, or undefined to serve the manifest.
+ */
+export async function meterManifest(
+  principal: Principal,
+  requestId: string,
+  deps: ProtocolMeterDeps,
+): Promise<Response | undefined> {
+  const retryAfterS = await charge(principal, requestId, 1, deps);
+  if (retryAfterS === undefined) return undefined;
+  const refusal = rateLimitRefusal(retryAfterS);
+  return json(429, { error: refusal.message, ...refusal }, { "Retry-After": String(retryAfterS) });
+}
+
+/**
  * The same meter on a long-lived connection (`serve --stdio`), installed once the server is
  * connected: each message is charged as it arrives; one over the budget is not delivered, and a
  * request among them gets the same JSON-RPC error with its id.

@@ -69,6 +69,18 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: SUITE,
+      name: `${BUDGET} counts GET /manifest, which carries the tool list, in the same budget`,
+    },
+    mutation: {
+      file: APP,
+      find: "      if (refused) return refused;\n      const embedder",
+      replace: "      const embedder",
+      why: "serve the manifest unmetered: it is not JSON-RPC",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
       name: `${BUDGET} charges a tools/call one point too, so calls to a tool that does not exist are metered`,
     },
     mutation: {
