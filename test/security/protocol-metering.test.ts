@@ -14,9 +14,10 @@ import { startRedis, type TestRedis } from "../support/redis.ts";
 /**
  * Issue 21, point 8: only `tools/call` was metered. A read-only token pulled about 130 MB/s of
  * tool lists in batches of 100 `tools/list` per POST, slowing every other organisation. The
- * attacks: batches and single requests of tools/list, ping and prompts/*, tools/call to a tool
- * that does not exist (never charged by the read/write budgets), an oversized batch, the same
- * over Redis across two replicas, and over stdio.
+ * attacks: batches and single requests of tools/list, ping and prompts/*, a body that does not
+ * parse, GET /manifest (the same tool list), tools/call to a tool that does not exist (never
+ * charged by the read/write budgets), an oversized batch, the same over Redis across two
+ * replicas, and over stdio.
  */
 
 let db: TestDatabase;
