@@ -251,7 +251,11 @@ export async function benchOAuth(options: OAuthBenchOptions): Promise<OAuthBench
     resolvePrincipal,
     oauth: signIn.oauth,
     signIn,
-    limiter: createRateLimiter({ writesPerMinute: 1e9, readsPerMinute: 1e9 }),
+    limiter: createRateLimiter({
+      writesPerMinute: 1e9,
+      readsPerMinute: 1e9,
+      protocolRequestsPerMinute: 1e9,
+    }),
     logger,
     auditKey: options.auditKey,
   });

@@ -55,7 +55,11 @@ export async function benchRecallScale(
   const app = buildMcpApp({
     db: options.db,
     resolvePrincipal: createAuthResolver(options.db),
-    limiter: createRateLimiter({ writesPerMinute: 1e9, readsPerMinute: 1e9 }),
+    limiter: createRateLimiter({
+      writesPerMinute: 1e9,
+      readsPerMinute: 1e9,
+      protocolRequestsPerMinute: 1e9,
+    }),
     logger: createLogger({ level: "warn" }),
     auditKey: options.auditKey,
   });

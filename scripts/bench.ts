@@ -170,7 +170,11 @@ try {
     db: app.db,
     resolvePrincipal: async (request) =>
       principals.get((request.headers.get("authorization") ?? "").replace(/^Bearer /, "")) ?? null,
-    limiter: createRateLimiter({ writesPerMinute: 1e9, readsPerMinute: 1e9 }),
+    limiter: createRateLimiter({
+      writesPerMinute: 1e9,
+      readsPerMinute: 1e9,
+      protocolRequestsPerMinute: 1e9,
+    }),
     logger: createLogger({ level: "warn" }),
     auditKey: AUDIT_KEY,
   });

@@ -119,6 +119,7 @@ try {
       NORTH_SECRET_KEY: randomBytes(24).toString("hex"),
       NORTH_WRITES_PER_MINUTE: "1000000",
       NORTH_READS_PER_MINUTE: "1000000",
+      NORTH_PROTOCOL_REQUESTS_PER_MINUTE: "1000000",
       LOG_LEVEL: "info",
     },
     stdio: ["ignore", log, log],

@@ -44,7 +44,11 @@ beforeAll(async () => {
       scopes: ["profile:write", "memory:read", "memory:write"],
       tokenId: null,
     }),
-    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    limiter: createRateLimiter({
+      writesPerMinute: 1_000,
+      readsPerMinute: 1_000,
+      protocolRequestsPerMinute: 1_000,
+    }),
     logger: createLogger({ level: "silent" }),
     auditKey: TEST_AUDIT_KEY,
   });

@@ -133,7 +133,9 @@ describe("16. the audit sentinel", () => {
         expect(haystack).not.toContain(id);
       }
       for (const key of keys)
-        expect(key).toMatch(/^north:rl:[0-9a-f]{8}:(read|write):[0-9a-f-]{36}:[0-9a-f-]{36}$/);
+        expect(key).toMatch(
+          /^north:rl:[0-9a-f]{8}:(read|write|protocol):[0-9a-f-]{36}:[0-9a-f-]{36}$/,
+        );
     } finally {
       await harness.close();
       await limiter.close();

@@ -34,7 +34,11 @@ export async function startTestConsole(
   const app = buildMcpApp({
     db: db.app.db,
     resolvePrincipal: createAuthResolver(db.app.db),
-    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    limiter: createRateLimiter({
+      writesPerMinute: 1_000,
+      readsPerMinute: 1_000,
+      protocolRequestsPerMinute: 1_000,
+    }),
     logger,
     auditKey: TEST_AUDIT_KEY,
     admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY, logger, ...options }),

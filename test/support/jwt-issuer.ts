@@ -89,7 +89,11 @@ export function buildOAuthTestApp(
     db: db.app.db,
     resolvePrincipal: createAuthResolver(db.app.db, issuer.oauth),
     oauth: issuer.oauth,
-    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    limiter: createRateLimiter({
+      writesPerMinute: 1_000,
+      readsPerMinute: 1_000,
+      protocolRequestsPerMinute: 1_000,
+    }),
     logger: createLogger({ level: "silent" }),
     auditKey: TEST_AUDIT_KEY,
     ...options,

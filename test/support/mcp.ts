@@ -59,7 +59,12 @@ export function createTestApp(options: TestAppOptions): TestApp {
   const principals = new Map<string, Principal>();
   const { logger, logs } = capturingLogger("debug");
   const limiter =
-    options.limiter ?? createRateLimiter({ writesPerMinute: 10_000, readsPerMinute: 10_000 });
+    options.limiter ??
+    createRateLimiter({
+      writesPerMinute: 10_000,
+      readsPerMinute: 10_000,
+      protocolRequestsPerMinute: 10_000,
+    });
   const app = buildMcpApp({
     db: options.db.app.db,
     resolvePrincipal: async (request) => {

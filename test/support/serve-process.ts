@@ -28,6 +28,7 @@ export async function spawnServe(
     NORTH_PURGE_INTERVAL_S: "0",
     NORTH_WRITES_PER_MINUTE: "100000",
     NORTH_READS_PER_MINUTE: "100000",
+    NORTH_PROTOCOL_REQUESTS_PER_MINUTE: "100000",
     LOG_LEVEL: "info",
     ...env,
   });

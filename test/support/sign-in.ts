@@ -131,7 +131,11 @@ export async function startSignInServer(
     resolvePrincipal: createAuthResolver(db.app.db, signIn.oauth),
     oauth: signIn.oauth,
     signIn,
-    limiter: createRateLimiter({ writesPerMinute: 1_000, readsPerMinute: 1_000 }),
+    limiter: createRateLimiter({
+      writesPerMinute: 1_000,
+      readsPerMinute: 1_000,
+      protocolRequestsPerMinute: 1_000,
+    }),
     logger,
     auditKey: TEST_AUDIT_KEY,
     allowedOrigins: options.allowedOrigins,

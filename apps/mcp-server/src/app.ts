@@ -14,6 +14,7 @@ import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } 
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes } from "./principal.ts";
+import { meterManifest, meterPost } from "./protocol-meter.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
@@ -299,15 +300,19 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     app.all("/admin/*", toAdmin);
   }
 
-  app.get("/manifest", authenticate, (c) => {
-    const embedder = deps.embedder?.status?.();
-    return c.json(
-      composeManifest(c.get("principal"), deps.capabilities, {
-        embedder: Boolean(deps.embedder),
-        embedderFailure: embedder?.state === "degraded" ? embedder.class : undefined,
-      }),
-    );
-  });
+  // The manifest carries what tools/list does, so it costs a protocol point as that does.
+  app.get("/manifest", authenticate, (c) =>
+    meterManifest(c.get("principal"), c.get("requestId"), deps).then((refused) => {
+      if (refused) return refused;
+      const embedder = deps.embedder?.status?.();
+      return c.json(
+        composeManifest(c.get("principal"), deps.capabilities, {
+          embedder: Boolean(deps.embedder),
+          embedderFailure: embedder?.state === "degraded" ? embedder.class : undefined,
+        }),
+      );
+    }),
+  );
 
   app.post(
     "/mcp",
@@ -322,11 +327,17 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       try {
         body = JSON.parse(await c.req.text());
       } catch {
+        // A body that does not parse is one message all the same.
+        const refused = await meterPost(null, principal, c.get("requestId"), deps);
+        if (refused) return refused;
         return c.json(
           { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
           400,
         );
       }
+      // Every message counts against the principal's protocol budget, before any server work.
+      const refused = await meterPost(body, principal, c.get("requestId"), deps);
+      if (refused) return refused;
       const missing = missingScopes(principal, body, deps.capabilities);
       if (missing) {
         const scope = missing.scopes.join(" ");

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_PROTOCOL_REQUESTS_PER_MINUTE } from "./limiter.ts";
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const list = z
@@ -77,6 +78,9 @@ export const configSchema = z.object({
   NORTH_OAUTH_USER_CLAIM: z.string().default("sub"),
   NORTH_WRITES_PER_MINUTE: positiveInt(30),
   NORTH_READS_PER_MINUTE: positiveInt(120),
+  NORTH_PROTOCOL_REQUESTS_PER_MINUTE: positiveInt(DEFAULT_PROTOCOL_REQUESTS_PER_MINUTE).describe(
+    "JSON-RPC messages of any method (tools/list, prompts/*, ping, each message of a batch) one principal may send per minute",
+  ),
   NORTH_PURGE_INTERVAL_S: z.coerce
     .number()
     .int()

@@ -3,6 +3,15 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limite
 import type { Principal } from "./principal.ts";
 import type { ToolKind } from "./tool-definition.ts";
 
+/**
+ * A per-principal budget: the reads and writes of `tools/call`, and `protocol` for every JSON-RPC
+ * message (tools/list, prompts/*, ping, initialize, notifications, and each tools/call too).
+ */
+export type Bucket = ToolKind | "protocol";
+
+/** Protocol messages a principal may send per window unless configured otherwise: generous. */
+export const DEFAULT_PROTOCOL_REQUESTS_PER_MINUTE = 600;
+
 export type LimitDecision = { allowed: true } | { allowed: false; retryAfterS: number };
 
 export interface LimiterStatus {
@@ -12,7 +21,8 @@ export interface LimiterStatus {
 }
 
 export interface RateLimiter {
-  consume(principal: Principal, kind: ToolKind): Promise<LimitDecision>;
+  /** Takes `points` (default 1; a batch takes one per message) from the principal's budget. */
+  consume(principal: Principal, bucket: Bucket, points?: number): Promise<LimitDecision>;
   status(): LimiterStatus;
   close(): Promise<void>;
 }
@@ -20,6 +30,8 @@ export interface RateLimiter {
 export interface RateLimiterOptions {
   writesPerMinute: number;
   readsPerMinute: number;
+  /** JSON-RPC messages of any method per window; {@link DEFAULT_PROTOCOL_REQUESTS_PER_MINUTE}. */
+  protocolRequestsPerMinute?: number;
   /** Length of a budget window. 60 in production; tests shorten it to see a window end. */
   windowSeconds?: number;
   /** With a URL the budgets hold across replicas; without, they are per process. */
@@ -31,22 +43,24 @@ export interface RateLimiterOptions {
 }
 
 /**
- * Per-principal budgets for reads and writes with `rate-limiter-flexible`. With Redis, each
- * limiter carries an in-memory insurance limiter: when Redis cannot answer, calls are limited per
- * process instead of failing, and `status()` reports the degradation for `/readyz`.
+ * Per-principal budgets for reads, writes and protocol messages with `rate-limiter-flexible`.
+ * With Redis, each limiter carries an in-memory insurance limiter: when Redis cannot answer,
+ * calls are limited per process instead of failing, and `status()` reports the degradation for
+ * `/readyz`.
  */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const duration = options.windowSeconds ?? 60;
   const prefix = options.keyPrefix ?? "north:rl";
-  const budgets: Record<ToolKind, number> = {
+  const budgets: Record<Bucket, number> = {
     read: options.readsPerMinute,
     write: options.writesPerMinute,
+    protocol: options.protocolRequestsPerMinute ?? DEFAULT_PROTOCOL_REQUESTS_PER_MINUTE,
   };
-  const memory = (kind: ToolKind) =>
+  const memory = (kind: Bucket) =>
     new RateLimiterMemory({ keyPrefix: `${prefix}:${kind}`, points: budgets[kind], duration });
 
   let redis: Redis | undefined;
-  let limiters: Record<ToolKind, RateLimiterMemory | RateLimiterRedis>;
+  let limiters: Record<Bucket, RateLimiterMemory | RateLimiterRedis>;
   if (options.redisUrl) {
     const client = new Redis(options.redisUrl, {
       enableOfflineQueue: false,
@@ -64,7 +78,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     client.on("close", () => report("unreachable"));
     client.on("end", () => report("unreachable"));
     redis = client;
-    const onRedis = (kind: ToolKind) =>
+    const onRedis = (kind: Bucket) =>
       new RateLimiterRedis({
         storeClient: client,
         keyPrefix: `${prefix}:${kind}`,
@@ -73,15 +87,15 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         rejectIfRedisNotReady: true,
         insuranceLimiter: memory(kind),
       });
-    limiters = { read: onRedis("read"), write: onRedis("write") };
+    limiters = { read: onRedis("read"), write: onRedis("write"), protocol: onRedis("protocol") };
   } else {
-    limiters = { read: memory("read"), write: memory("write") };
+    limiters = { read: memory("read"), write: memory("write"), protocol: memory("protocol") };
   }
 
   return {
-    async consume(principal, kind) {
+    async consume(principal, bucket, points = 1) {
       try {
-        await limiters[kind].consume(`${principal.organizationId}:${principal.userId}`);
+        await limiters[bucket].consume(`${principal.organizationId}:${principal.userId}`, points);
         return { allowed: true };
       } catch (refusal) {
         if (refusal instanceof RateLimiterRes) {

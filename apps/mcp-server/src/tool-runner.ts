@@ -208,17 +208,25 @@ async function runAudited(
   };
 }
 
+/**
+ * What a caller over one of its budgets is told, wherever North meters (a tool call's read or
+ * write budget, the protocol budget of every JSON-RPC message): one code and one sentence.
+ */
+export function rateLimitRefusal(retryAfterS: number): RateLimitRefusal {
+  return {
+    code: "NORTH_RATE_LIMITED",
+    message: `Too many calls in a short time; nothing was done. Wait ${retryAfterS} s, then send the same call again.`,
+    retry_after_s: retryAfterS,
+  };
+}
+
 function rateLimited(
   // biome-ignore lint/suspicious/noExplicitAny: as above.
   tool: ToolDefinition<any, any>,
   input: z.output<z.ZodObject>,
   retryAfterS: number,
 ): CallToolResult {
-  const refusal: RateLimitRefusal = {
-    code: "NORTH_RATE_LIMITED",
-    message: `Too many calls in a short time; nothing was done. Wait ${retryAfterS} s, then send the same call again.`,
-    retry_after_s: retryAfterS,
-  };
+  const refusal = rateLimitRefusal(retryAfterS);
   const content = [
     { type: "text" as const, text: `rejected: ${refusal.code}. ${refusal.message}` },
   ];

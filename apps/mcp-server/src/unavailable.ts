@@ -17,7 +17,7 @@ export const UNAVAILABLE_MESSAGE =
   "The database is unavailable, so the call could not be completed. Try again shortly with the same call; sending it again is safe.";
 
 /** JSON-RPC's implementation-defined server error range starts here; MCP reserves none of it. */
-const SERVER_ERROR = -32000;
+export const SERVER_ERROR = -32000;
 
 /**
  * The refusal as a tool result, with the tool's own refusal receipt when it has one (built as

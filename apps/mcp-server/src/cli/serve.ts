@@ -22,6 +22,7 @@ import { createRateLimiter } from "../limiter.ts";
 import { createLogger, describeError, type Logger } from "../logger.ts";
 import { metricsAccessFor } from "../metrics.ts";
 import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
+import { meterTransport } from "../protocol-meter.ts";
 import { createMcpServer } from "../server.ts";
 import { createSignIn } from "../sign-in/index.ts";
 import { survivingLateSocketErrors } from "./late-socket-errors.ts";
@@ -38,6 +39,7 @@ function limiterFor(config: NorthConfig, logger: Logger) {
   return createRateLimiter({
     writesPerMinute: config.NORTH_WRITES_PER_MINUTE,
     readsPerMinute: config.NORTH_READS_PER_MINUTE,
+    protocolRequestsPerMinute: config.NORTH_PROTOCOL_REQUESTS_PER_MINUTE,
     redisUrl: config.REDIS_URL,
     onRedisStateChange: (state) =>
       state === "ready"
@@ -310,7 +312,9 @@ export async function serveStdio(config: NorthConfig) {
   ]);
   server.onclose = () => void stop("stdio closed");
   process.stdin.on("end", () => void stop("stdio closed"));
-  await server.connect(new StdioServerTransport());
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  meterTransport(transport, principal, { db: runtime.app.db, limiter, logger });
   logger.info({ organizationId: principal.organizationId }, "North is serving on stdio");
 }
 

@@ -21,6 +21,8 @@ export const EVENT_KINDS = {
     HELD_TOOL,
     FORGET_TOOL,
     BRIEFING_TOOL,
+    // A JSON-RPC request refused over its protocol budget, before it reached any tool.
+    "mcp_protocol",
   ],
   "Sign-in": ["sign_in", "consent", "refresh_reuse", "admin_sign_in", "admin_sign_out"],
   "Access changes": [
