@@ -5,6 +5,7 @@ const ENTITLEMENT = "apps/mcp-server/src/sign-in/entitlement.ts";
 const SESSIONS = "apps/mcp-server/src/sign-in/browser-session.ts";
 const PROTOCOL = "apps/mcp-server/src/sign-in/protocol.ts";
 const ROUTES = "apps/mcp-server/src/sign-in/routes.ts";
+const CONSENT = "apps/mcp-server/src/sign-in/consent.ts";
 const DEFINERS = "packages/db/src/definer-functions.ts";
 const DIRECTORY = "packages/db/src/directory.ts";
 
@@ -136,7 +137,7 @@ export const MUTATIONS: readonly Entry[] = [
       "signs out, after which the same browser must sign in again to consent",
     ),
     mutation: {
-      file: ROUTES,
+      file: CONSENT,
       find: "await deps.sessions.end(c.req.raw.headers);",
       replace: "",
       why: "sign-out shows its page but leaves the session open",

@@ -1,12 +1,7 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import {
-  authorizationServerTables as ast,
   type Database,
   normalizeEmail,
-  openGrant,
-  organizationName,
   recordAudit,
-  revokeClientAccess,
   type SignInRecord,
   type SsoConnection,
   signInMember,
@@ -16,27 +11,21 @@ import {
   withOrganization,
   withTenant,
 } from "@north/db";
-import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { principalForToken } from "../auth.ts";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
-import {
-  AS_BASE_PATH,
-  type AuthorizationServer,
-  GRANT_LIFETIME_S,
-  OFFLINE_ACCESS,
-} from "./authorization-server.ts";
+import { AS_BASE_PATH, type AuthorizationServer } from "./authorization-server.ts";
 import type { BrowserSessions } from "./browser-session.ts";
-import { describeConsentClient } from "./consent-client.ts";
+import { buildConsentRoutes, continueOf } from "./consent.ts";
 import {
   type IdentityProviders,
   IdpLoginError,
   IdpUnreachableError,
   type PendingLogin,
 } from "./identity-provider.ts";
-import { consentPage, messagePage, redirectPage, SIGN_IN_STYLESHEET, signInPage } from "./pages.ts";
+import { messagePage, redirectPage, SIGN_IN_STYLESHEET, signInPage } from "./pages.ts";
 import type { SecretBox } from "./secret-box.ts";
 
 export interface SignInDeps {
@@ -121,9 +110,6 @@ export function buildSignInRoutes(deps: SignInDeps) {
     clientId: connection.clientId,
     clientSecret: await deps.secrets.decrypt(connection.clientSecretEncrypted),
   });
-
-  const continueOf = (form: Record<string, unknown>) =>
-    typeof form.continue === "string" && form.continue.length <= 8192 ? form.continue : "";
 
   const refuse = async (
     c: Context,
@@ -362,124 +348,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     return signedIn(c, { ...record, scopeCap: scopes }, continueQuery);
   });
 
-  const csrfFor = (sessionId: string) =>
-    createHmac("sha256", deps.secret).update(`consent:${sessionId}`).digest("base64url");
-
-  /**
-   * The signed-in member (as North recorded the sign-in: no record, no consent) and the client
-   * an authorization request names, or null.
-   */
-  const consentContext = async (c: Context, continueQuery: string) => {
-    const signedIn = await deps.sessions.current(c.req.raw.headers);
-    if (!signedIn) return null;
-    const { member, sessionId, userId, record } = signedIn;
-    const query = new URLSearchParams(continueQuery);
-    const clientId = query.get("client_id") ?? "";
-    const [client] = await deps.db
-      .select({ name: ast.oauthClient.name, uri: ast.oauthClient.uri })
-      .from(ast.oauthClient)
-      .where(eq(ast.oauthClient.clientId, clientId));
-    if (!client) return null;
-    const requested = (query.get("scope") ?? "").split(" ").filter(Boolean);
-    const allowed = signedIn.grantable;
-    return {
-      sessionId,
-      userId,
-      record,
-      member,
-      clientId,
-      client,
-      scopes: requested.filter((s) => allowed.includes(s)),
-      withheld: requested.filter((s) => !allowed.includes(s)),
-    };
-  };
-
-  const consentExpired = (c: Context) =>
-    c.html(
-      messagePage(
-        "Sign-in expired",
-        "This consent page is no longer valid.",
-        "Start again from your Claude app.",
-      ),
-      400,
-    );
-
-  app.get("/consent", async (c) => {
-    const continueQuery = new URL(c.req.url).search.slice(1);
-    const context = await consentContext(c, continueQuery);
-    if (!context) return consentExpired(c);
-    return c.html(
-      consentPage({
-        client: await describeConsentClient(deps.db, context.clientId, continueQuery),
-        organizationName: await organizationName(deps.db, {
-          organizationId: context.member.organizationId,
-          userId: context.userId,
-        }),
-        memberEmail: context.member.email,
-        scopes: context.scopes,
-        withheld: context.withheld,
-        continueQuery,
-        csrf: csrfFor(context.sessionId),
-      }),
-    );
-  });
-
-  app.post("/consent", async (c) => {
-    const form = await c.req.parseBody();
-    const continueQuery = continueOf(form);
-    const context = await consentContext(c, continueQuery);
-    if (!context) return consentExpired(c);
-    const posted = typeof form.csrf === "string" ? Buffer.from(form.csrf) : Buffer.alloc(0);
-    const expected = Buffer.from(csrfFor(context.sessionId));
-    if (posted.length !== expected.length || !timingSafeEqual(posted, expected)) {
-      return consentExpired(c);
-    }
-    const grantable = context.scopes.some((s) => s !== OFFLINE_ACCESS);
-    const accept = form.decision === "allow" && grantable;
-    const tenant = { organizationId: context.member.organizationId, userId: context.userId };
-    // Each consent opens a new grant (decision 029): an earlier one for this client ends first,
-    // and its access tokens stay refused (they were issued before the new grant).
-    if (accept) await revokeClientAccess(deps.db, context.userId, context.clientId);
-    // Whatever the form posted, the grant is the request narrowed to what this sign-in may grant.
-    const result = await deps.as.consent(c.req.raw.headers, {
-      accept,
-      ...(accept ? { scope: context.scopes.join(" ") } : {}),
-      oauth_query: continueQuery,
-    });
-    if (accept) {
-      const opened = await openGrant(deps.db, {
-        clientId: context.clientId,
-        record: context.record,
-        lifetimeS: GRANT_LIFETIME_S,
-      });
-      if (!opened) throw new Error("the consent endpoint recorded no consent");
-    }
-    await withTenant(deps.db, tenant, (tx) =>
-      recordAudit(tx, {
-        tool: "consent",
-        outcome: accept ? "granted" : "denied",
-        requestId: c.get("requestId"),
-        target: deps.fingerprint(context.clientId),
-      }),
-    );
-    const location = result.url;
-    if (!location) throw new Error("the consent endpoint returned no redirect");
-    return c.redirect(location, 303);
-  });
-
-  // Sign-out of the authorization server's browser session: on a shared browser, nobody can
-  // consent another client in the session's remaining minutes.
-  app.post("/sign-out", async (c) => {
-    // The session ends on the server; the browser's cookie then names nothing.
-    await deps.sessions.end(c.req.raw.headers);
-    return c.html(
-      messagePage(
-        "Signed out",
-        "You are signed out of North in this browser.",
-        "Connections you allowed stay connected; your manager can list and revoke them.",
-      ),
-    );
-  });
+  app.route("/", buildConsentRoutes(deps));
 
   return app;
 }
