@@ -101,7 +101,7 @@ export async function startCimdHost(): Promise<CimdHost> {
  */
 export async function startSignInServer(
   db: TestDatabase,
-  options: { cimd?: CimdHost; allowedOrigins?: string[] } = {},
+  options: { cimd?: Pick<CimdHost, "fetch">; allowedOrigins?: string[] } = {},
 ): Promise<SignInServer> {
   const { logger, logs } = capturingLogger();
   const port = await freePort();

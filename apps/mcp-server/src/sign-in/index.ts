@@ -11,6 +11,7 @@ import {
 import { createScopeCap } from "./entitlement.ts";
 import { createIdentityProviders } from "./identity-provider.ts";
 import { createMetadataFetch } from "./metadata-fetch.ts";
+import { withPinnedClientMetadata } from "./pinned-client-metadata.ts";
 import { buildProtocolRoutes } from "./protocol.ts";
 import { buildSignInRoutes } from "./routes.ts";
 import { createSecretBox } from "./secret-box.ts";
@@ -68,7 +69,9 @@ export function createSignIn(options: SignInOptions) {
     db: options.db,
     issuer: options.issuer,
     secret: options.secret,
-    fetchClientMetadata: options.fetchClientMetadata ?? createMetadataFetch(),
+    fetchClientMetadata: withPinnedClientMetadata(
+      options.fetchClientMetadata ?? createMetadataFetch(),
+    ),
   });
   const secrets = createSecretBox(options.secret);
   const cap = createScopeCap(secrets, as.issuer.startsWith("https://"), AS_SESSION_TTL_S);
