@@ -1,6 +1,12 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createMetadataFetch } from "@north/mcp-server";
+import { ROOT } from "./processes.ts";
 import { selfSignedCertificate } from "./tls.ts";
 
 /** Claude Code's client id against every MCP server that supports metadata documents. */
@@ -98,5 +104,176 @@ export async function startMetadataHost(
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** The Claude Code release this suite pins (root devDependency, installed with its binary). */
+export const CLAUDE_CODE_VERSION = "2.1.197";
+const CLAUDE_BIN = path.join(ROOT, "node_modules/.bin/claude");
+
+/** One finished run of the CLI, its output drained. */
+export interface ClaudeRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A run still going: its output so far, and its end. */
+export interface ClaudeProcess {
+  child: ChildProcess;
+  output(): string;
+  done: Promise<ClaudeRun>;
+  stop(): Promise<void>;
+}
+
+/** One server's OAuth state as Claude Code keeps it in `~/.claude/.credentials.json`. */
+export interface ClaudeOAuthEntry {
+  serverName: string;
+  serverUrl: string;
+  clientId?: string;
+  accessToken: string;
+  refreshToken?: string;
+  expiresAt?: number;
+  redirectUri?: string;
+  [key: string]: unknown;
+}
+
+/** The real Claude Code CLI, in a private HOME, with a browser that only records URLs. */
+export interface ClaudeCode {
+  home: string;
+  run(args: string[], timeoutMs?: number): Promise<ClaudeRun>;
+  /**
+   * Starts `claude …` on a pseudo-terminal (util-linux `script`): `claude mcp login` refuses to
+   * run its browser flow when stdin is not a terminal.
+   */
+  start(args: string[]): ClaudeProcess;
+  /** Waits for the next URL the CLI asks its browser to open (the authorization URL). */
+  nextBrowserUrl(timeoutMs?: number): Promise<URL>;
+  /** Its stored MCP OAuth state, by its own key. */
+  oauthEntries(): Promise<ClaudeOAuthEntry[]>;
+  /** Rewrites its stored MCP OAuth state (e.g. to make an access token look expired). */
+  editOAuthEntries(edit: (entry: ClaudeOAuthEntry) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Claude Code as a person runs it, isolated: a private HOME and working directory, a dummy API
+ * key, `ANTHROPIC_BASE_URL` at the test's stand-in Messages API, no auto-update or other
+ * traffic, and `BROWSER` a script that appends the URL to a file (the test's Chromium opens
+ * it). Throws — the suite fails, never skips — when the pinned CLI is not installed.
+ */
+export async function startClaudeCode(options: { messagesApi: string }): Promise<ClaudeCode> {
+  if (!existsSync(CLAUDE_BIN)) {
+    throw new Error(`Claude Code is not installed at ${CLAUDE_BIN}: run bun install`);
+  }
+  const version = execFileSync(CLAUDE_BIN, ["--version"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 30_000,
+  });
+  if (!version.includes(CLAUDE_CODE_VERSION)) {
+    throw new Error(`expected Claude Code ${CLAUDE_CODE_VERSION}, found ${version.trim()}`);
+  }
+  const home = await mkdtemp(path.join(tmpdir(), "north-claude-code-"));
+  const work = path.join(home, "work");
+  const urls = path.join(home, "browser-urls.txt");
+  const browser = path.join(home, "browser.sh");
+  await writeFile(urls, "");
+  await writeFile(browser, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${urls}'\n`);
+  await chmod(browser, 0o755);
+  await mkdir(work);
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    TERM: "dumb",
+    LANG: "C.UTF-8",
+    BROWSER: browser,
+    ANTHROPIC_API_KEY: "sk-ant-test-dummy",
+    ANTHROPIC_BASE_URL: options.messagesApi,
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_ERROR_REPORTING: "1",
+  };
+  const children = new Set<ChildProcess>();
+  let seenUrls = 0;
+
+  const launch = (command: string, args: string[]): ClaudeProcess => {
+    // Its own process group, so stopping it stops the CLI under `script` too.
+    const child = spawn(command, args, { cwd: work, env, stdio: "pipe", detached: true });
+    children.add(child);
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr?.on("data", (d) => {
+      stderr += d;
+    });
+    const done = new Promise<ClaudeRun>((resolve) =>
+      child.on("close", (code) => {
+        children.delete(child);
+        resolve({ code, stdout, stderr });
+      }),
+    );
+    return {
+      child,
+      output: () => stdout + stderr,
+      done,
+      stop: async () => {
+        if (child.exitCode === null && child.signalCode === null && child.pid) {
+          process.kill(-child.pid, "SIGTERM");
+        }
+        await done;
+      },
+    };
+  };
+  const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+  const start = (args: string[]) =>
+    launch("script", ["-qefc", [CLAUDE_BIN, ...args].map(quote).join(" "), "/dev/null"]);
+  const credentialsFile = path.join(home, ".claude", ".credentials.json");
+  const readCredentials = async () =>
+    JSON.parse(await readFile(credentialsFile, "utf8").catch(() => "{}")) as {
+      mcpOAuth?: Record<string, ClaudeOAuthEntry>;
+    };
+
+  return {
+    home,
+    start,
+    async run(args, timeoutMs = 60_000) {
+      const running = launch(CLAUDE_BIN, args);
+      running.child.stdin?.end();
+      const timer = setTimeout(() => running.stop(), timeoutMs);
+      try {
+        return await running.done;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async nextBrowserUrl(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const lines = (await readFile(urls, "utf8")).split("\n").filter(Boolean);
+        const next = lines[seenUrls];
+        if (next) {
+          seenUrls += 1;
+          return new URL(next);
+        }
+        if (Date.now() > deadline) throw new Error("Claude Code never opened a browser");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async oauthEntries() {
+      return Object.values((await readCredentials()).mcpOAuth ?? {});
+    },
+    async editOAuthEntries(edit) {
+      const credentials = await readCredentials();
+      for (const entry of Object.values(credentials.mcpOAuth ?? {})) edit(entry);
+      await writeFile(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
+    },
+    async close() {
+      for (const child of children) if (child.pid) process.kill(-child.pid, "SIGKILL");
+      await rm(home, { recursive: true, force: true });
+    },
   };
 }
