@@ -8,6 +8,7 @@
  * pinned copy used only when claude.ai cannot be read.
  */
 import { randomBytes } from "node:crypto";
+import { get } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CLAUDE_CODE_CLIENT_ID,
@@ -33,34 +34,61 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** An authorization request as a host builds it, sent as a browser navigation. */
-async function authorize(target: SignInServer, clientId: string, redirectUri: string) {
+/**
+ * A GET as a browser navigation sends it (node:http, because fetch always says
+ * `Sec-Fetch-Mode: cors`, which the library answers with `{ redirect: true, url }` instead of a
+ * 302), not following redirects.
+ */
+function navigate(url: URL) {
+  return new Promise<{ response: Response; text: string; location: string | null }>(
+    (resolve, reject) => {
+      const headers = {
+        accept: "text/html,application/xhtml+xml",
+        "sec-fetch-mode": "navigate",
+        "sec-fetch-dest": "document",
+      };
+      get(url, { headers }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => {
+          text += chunk;
+        });
+        res.on("end", () => {
+          const answer = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (typeof value === "string") answer.set(name, value);
+          }
+          const response = new Response(text, { status: res.statusCode, headers: answer });
+          resolve({ response, text, location: answer.get("location") });
+        });
+      }).on("error", reject);
+    },
+  );
+}
+
+/** An authorization request as a host builds it. */
+function authorizeUrl(
+  target: SignInServer,
+  clientId: string,
+  redirectUri: string,
+  scope = "memory:read",
+) {
   const url = new URL(`${target.base}/oauth/oauth2/authorize`);
   url.search = new URLSearchParams({
     response_type: "code",
     client_id: clientId,
     redirect_uri: redirectUri,
-    scope: "memory:read",
+    scope,
     state: "st",
     code_challenge: randomBytes(32).toString("base64url"),
     code_challenge_method: "S256",
     resource: `${target.base}/mcp`,
   }).toString();
-  const response = await fetch(url, {
-    redirect: "manual",
-    headers: {
-      accept: "text/html,application/xhtml+xml",
-      "sec-fetch-mode": "navigate",
-      "sec-fetch-dest": "document",
-    },
-  });
-  const text = await response.text();
-  // The library answers a fetch (as opposed to a navigation) with `{ redirect: true, url }`.
-  const redirect = /json/.test(response.headers.get("content-type") ?? "")
-    ? (JSON.parse(text) as { url?: string }).url
-    : undefined;
-  return { response, text, location: response.headers.get("location") ?? redirect ?? null };
+  return url;
 }
+
+/** The same, opened in the browser. */
+const authorize = (...args: Parameters<typeof authorizeUrl>) => navigate(authorizeUrl(...args));
 
 /** The log lines, parsed. */
 const logged = (target: SignInServer) =>
@@ -135,6 +163,12 @@ describe("a metadata document that cannot be read", () => {
     // An unknown client: never a redirect to it, and no raw JSON body at the end either.
     const unknown = await authorize(server, "no-such-client", "http://localhost:40002/callback");
     expectNorthPage(unknown.response, unknown.text);
+    // The same asked by a script (`{ redirect: true, url }` to the library's error URL).
+    const scripted = await fetch(
+      authorizeUrl(server, "no-such-client", "http://localhost:40002/callback"),
+      { redirect: "manual" },
+    );
+    expectNorthPage(scripted, await scripted.text());
 
     // A registered client asking for a scope North does not have: the client hears of it.
     const registered = (await (
@@ -148,21 +182,14 @@ describe("a metadata document that cannot be read", () => {
         }),
       })
     ).json()) as { client_id: string };
-    const url = new URL(`${server.base}/oauth/oauth2/authorize`);
-    url.search = new URLSearchParams({
-      response_type: "code",
-      client_id: registered.client_id,
-      redirect_uri: "http://127.0.0.1:40003/callback",
-      scope: "no-such-scope",
-      state: "st",
-      code_challenge: randomBytes(32).toString("base64url"),
-      code_challenge_method: "S256",
-      resource: `${server.base}/mcp`,
-    }).toString();
-    const scoped = await fetch(url, { redirect: "manual", headers: { accept: "text/html" } });
-    const answer = (await scoped.json()) as { redirect: boolean; url: string };
-    expect(answer.redirect).toBe(true);
-    const back = new URL(answer.url);
+    const scoped = await authorize(
+      server,
+      registered.client_id,
+      "http://127.0.0.1:40003/callback",
+      "no-such-scope",
+    );
+    expect(scoped.response.status).toBe(302);
+    const back = new URL(scoped.location ?? "");
     expect(back.origin + back.pathname).toBe("http://127.0.0.1:40003/callback");
     expect(back.searchParams.get("error")).toBe("invalid_scope");
   });
