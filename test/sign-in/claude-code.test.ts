@@ -113,9 +113,7 @@ function signedIn(): Promise<SignedIn> {
     expect(added.code, added.stderr).toBe(0);
     const login = claude.start(["mcp", "login", "north"]);
     try {
-      const authorizeUrl = await claude.nextBrowserUrl().catch((error: Error) => {
-        throw new Error(`${error.message}\n${login.output()}`);
-      });
+      const authorizeUrl = await claude.nextBrowserUrl();
       const page = await (await browser.newContext()).newPage();
       await page.goto(authorizeUrl.toString());
       await signInWithToken(page, token);
@@ -124,6 +122,8 @@ function signedIn(): Promise<SignedIn> {
       await decide(page, "allow");
       await page.waitForURL(/^http:\/\/localhost:\d+\/callback\?code=/, { timeout: 15_000 });
       return { authorizeUrl, consent, login: await login.done };
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nclaude mcp login said:\n${login.output()}`);
     } finally {
       await login.stop();
     }

@@ -174,6 +174,11 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
   if (!version.includes(CLAUDE_CODE_VERSION)) {
     throw new Error(`expected Claude Code ${CLAUDE_CODE_VERSION}, found ${version.trim()}`);
   }
+  try {
+    execFileSync("script", ["--version"], { stdio: "ignore" });
+  } catch {
+    throw new Error("util-linux `script` is needed to give `claude mcp login` a terminal");
+  }
   const home = await mkdtemp(path.join(tmpdir(), "north-claude-code-"));
   const work = path.join(home, "work");
   const urls = path.join(home, "browser-urls.txt");
@@ -210,12 +215,15 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
     child.stderr?.on("data", (d) => {
       stderr += d;
     });
-    const done = new Promise<ClaudeRun>((resolve) =>
+    const done = new Promise<ClaudeRun>((resolve) => {
+      child.on("error", (error) => {
+        stderr += String(error);
+      });
       child.on("close", (code) => {
         children.delete(child);
         resolve({ code, stdout, stderr });
-      }),
-    );
+      });
+    });
     return {
       child,
       output: () => stdout + stderr,
