@@ -103,7 +103,7 @@ export async function startCimdHost(): Promise<CimdHost> {
 export async function startSignInServer(
   db: TestDatabase,
   options: {
-    cimd?: CimdHost;
+    cimd?: Pick<CimdHost, "fetch">;
     allowedOrigins?: string[];
     registrationLimits?: RegistrationLimitsOptions;
   } = {},

@@ -7,6 +7,7 @@ import { type AuthorizationServer, createAuthorizationServer } from "./authoriza
 import { createBrowserSessions } from "./browser-session.ts";
 import { createIdentityProviders } from "./identity-provider.ts";
 import { createMetadataFetch } from "./metadata-fetch.ts";
+import { withPinnedClientMetadata } from "./pinned-client-metadata.ts";
 import { buildProtocolRoutes } from "./protocol.ts";
 import { sweepUnconsentedClients } from "./registered-clients.ts";
 import { createRegistrationLimits, type RegistrationLimitsOptions } from "./registration-limits.ts";
@@ -71,7 +72,10 @@ export function createSignIn(options: SignInOptions) {
     db: options.db,
     issuer: options.issuer,
     secret: options.secret,
-    fetchClientMetadata: limits.metered(options.fetchClientMetadata ?? createMetadataFetch()),
+    // A lookup over its address's budget is refused before the pinned copy could stand in.
+    fetchClientMetadata: limits.metered(
+      withPinnedClientMetadata(options.fetchClientMetadata ?? createMetadataFetch()),
+    ),
   });
   const secrets = createSecretBox(options.secret);
   const sessions = createBrowserSessions(options.db, as);

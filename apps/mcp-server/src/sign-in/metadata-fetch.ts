@@ -24,8 +24,12 @@
  * Every refusal is a {@link MetadataFetchError}: a short message naming the
  * reason, never the URL or any part of the response. The CIMD plugin catches
  * any rejection of this function and answers `invalid_client` (400), so a
- * refusal never becomes a 500 from North.
+ * refusal never becomes a 500 from North. The plugin's answer does not say
+ * why, so each fetch also notes its {@link MetadataFailureClass} where the
+ * authorize route reads it ({@link observeMetadataFetches}) to name the reason
+ * on its page and in its log line.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
@@ -47,7 +51,7 @@ export type MetadataFetch = (
 export type MetadataFetchOptions = {
   /** One deadline for DNS, connect, TLS, headers and body. Default 5000 ms. */
   timeoutMs?: number;
-  /** Largest body accepted, in bytes. Default 64 KiB. */
+  /** Largest body accepted, in bytes. Default 5 KiB, the CIMD plugin's own cap. */
   maxBytes?: number;
   /** Resolves a hostname to all its addresses. Default `node:dns/promises` lookup, all: true. */
   lookup?: (hostname: string) => Promise<ResolvedAddress[]>;
@@ -74,6 +78,7 @@ export type MetadataFetchRefusal =
   | "special_address"
   | "redirect"
   | "unexpected_status"
+  | "not_json"
   | "too_large"
   | "timeout"
   | "aborted"
@@ -90,6 +95,7 @@ const REASONS: Record<MetadataFetchRefusal, string> = {
   special_address: "metadata fetch refused: host resolves to a non-public address",
   redirect: "metadata fetch refused: redirects are not followed",
   unexpected_status: "metadata fetch refused: unexpected response status",
+  not_json: "metadata fetch refused: the answer is not JSON (a challenge or other web page)",
   too_large: "metadata fetch refused: response body exceeds the size cap",
   timeout: "metadata fetch refused: timed out",
   aborted: "metadata fetch refused: aborted by caller",
@@ -106,12 +112,100 @@ export class MetadataFetchError extends Error {
   }
 }
 
+/**
+ * Why a metadata document could not be read, as North's page and log line name it: a reason
+ * class, never the URL's path or any part of the answer. `invalid_document` (the answer was
+ * read but the CIMD plugin refused it) is the authorize route's to name; the rest are noted here.
+ */
+export type MetadataFailureClass =
+  | "network"
+  | "timeout"
+  | "size"
+  | "status"
+  | "challenge"
+  | "invalid_document"
+  | "refused";
+
+const FAILURE_CLASS: Record<MetadataFetchRefusal, MetadataFailureClass> = {
+  invalid_url: "refused",
+  invalid_request: "refused",
+  not_https: "refused",
+  credentials_in_url: "refused",
+  method_not_allowed: "refused",
+  request_body: "refused",
+  dns_failure: "network",
+  special_address: "refused",
+  redirect: "status",
+  unexpected_status: "status",
+  not_json: "challenge",
+  too_large: "size",
+  timeout: "timeout",
+  // The CIMD plugin aborts the fetch at its own deadline.
+  aborted: "timeout",
+  network: "network",
+};
+
+/**
+ * The failure class of one fetch's outcome: its refusal, or an error status (`challenge` when
+ * the host answered with a web page — Cloudflare marks its challenges `cf-mitigated`), or
+ * `null` for an answer the plugin may use.
+ */
+export function classifyMetadataFetch(outcome: unknown): MetadataFailureClass | null {
+  if (outcome instanceof Response) {
+    if (outcome.status < 400) return null;
+    const challenge =
+      outcome.headers.get("cf-mitigated") === "challenge" ||
+      /^text\/html\b/i.test(outcome.headers.get("content-type") ?? "");
+    return challenge ? "challenge" : "status";
+  }
+  return outcome instanceof MetadataFetchError ? FAILURE_CLASS[outcome.code] : "network";
+}
+
+/** What the metadata fetches made while handling one request noted. */
+interface FetchNotes {
+  fetched: number;
+  failure: MetadataFailureClass | null;
+  /** A pinned copy stood in for a document that could not be read (decision 032). */
+  pinned: boolean;
+}
+const fetchNotes = new AsyncLocalStorage<FetchNotes>();
+
+function noteFetch(outcome: unknown): void {
+  const notes = fetchNotes.getStore();
+  if (!notes) return;
+  notes.fetched += 1;
+  notes.failure ??= classifyMetadataFetch(outcome);
+}
+
+/** Notes that North's pinned copy stood in for the document just refused (decision 032). */
+export function notePinnedCopy(): void {
+  const notes = fetchNotes.getStore();
+  if (notes) notes.pinned = true;
+}
+
+/**
+ * Runs `work` (a request handed to the library) and returns what it answered with the first
+ * failure class its metadata fetches noted: `fetched` is false when it fetched nothing (the
+ * plugin refused the URL itself, or answered from its cache). The plugin's own answer says
+ * only `invalid_client`, so this is how the authorize route can say why.
+ */
+export async function observeMetadataFetches<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; fetched: boolean; failure: MetadataFailureClass | null; pinned: boolean }> {
+  const notes: FetchNotes = { fetched: 0, failure: null, pinned: false };
+  const result = await fetchNotes.run(notes, work);
+  return { result, fetched: notes.fetched > 0, failure: notes.failure, pinned: notes.pinned };
+}
+
 const DEFAULT_TIMEOUT_MS = 5000;
-const DEFAULT_MAX_BYTES = 64 * 1024;
+// The CIMD plugin refuses a larger document anyway; refusing it here names the reason.
+const DEFAULT_MAX_BYTES = 5 * 1024;
 /** Request headers passed on from the caller; everything else is dropped. */
 const FORWARDED_HEADERS = ["accept", "if-none-match", "if-modified-since"] as const;
 const CONDITIONAL_HEADERS = ["if-none-match", "if-modified-since"] as const;
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+/** What the CIMD plugin takes as JSON; anything else (an HTML challenge page) is not read. */
+const JSON_CONTENT_TYPE = /^application\/(?:[-\w.]+\+)?json\s*(?:;|$)/i;
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR("2000::/3");
 
 /**
@@ -276,6 +370,9 @@ export function createMetadataFetch(options: MetadataFetchOptions = {}): Metadat
           finish(new Response(null, { status, headers: responseHeaders(res) }));
           return;
         }
+        if (!JSON_CONTENT_TYPE.test(res.headers["content-type"] ?? "")) {
+          return finish(new MetadataFetchError("not_json"));
+        }
         const declared = Number(res.headers["content-length"]);
         if (Number.isFinite(declared) && declared > maxBytes) {
           return finish(new MetadataFetchError("too_large"));
@@ -300,7 +397,7 @@ export function createMetadataFetch(options: MetadataFetchOptions = {}): Metadat
     });
   }
 
-  const fetchMetadata: MetadataFetch = async (input, init) => {
+  const fetchOnce: MetadataFetch = async (input, init) => {
     const target = parseTarget(input, init);
     const callerSignal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
     if (callerSignal?.aborted) throw new MetadataFetchError("aborted");
@@ -319,6 +416,16 @@ export function createMetadataFetch(options: MetadataFetchOptions = {}): Metadat
     } finally {
       clearTimeout(timer);
       callerSignal?.removeEventListener("abort", onCallerAbort);
+    }
+  };
+  const fetchMetadata: MetadataFetch = async (input, init) => {
+    try {
+      const response = await fetchOnce(input, init);
+      noteFetch(response);
+      return response;
+    } catch (error) {
+      noteFetch(error);
+      throw error;
     }
   };
   // Checked here: what North hands the CIMD plugin fits the plugin's transport type.

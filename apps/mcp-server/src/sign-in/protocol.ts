@@ -14,8 +14,10 @@ import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
 import { SCOPES } from "../principal.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
+import { authorizeAnswer } from "./authorize-answer.ts";
 import type { BrowserSessions } from "./browser-session.ts";
 import { revokeAndAudit, storedTokenHash } from "./grants.ts";
+import { observeMetadataFetches } from "./metadata-fetch.ts";
 import { messagePage } from "./pages.ts";
 import { registrationOverCaps, sweepUnconsentedClients } from "./registered-clients.ts";
 import type { RegistrationLimits } from "./registration-limits.ts";
@@ -79,7 +81,7 @@ async function issuedFor(response: Response): Promise<{ userId: string; clientId
  * endpoints under {@link AS_BASE_PATH}, each with the adjustment decision 017 records.
  */
 export function buildProtocolRoutes(deps: ProtocolDeps) {
-  const app = new Hono();
+  const app = new Hono<{ Variables: { requestId: string } }>();
   const { auth } = deps.as;
   const forward = (request: Request) => auth.handler(request);
   // Every library endpoint may resolve a metadata document: each runs in its address's scope.
@@ -142,7 +144,16 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     }
     if (!scopes.includes(OFFLINE_ACCESS)) scopes.push(OFFLINE_ACCESS);
     params.set("scope", scopes.join(" "));
-    return forward(new Request(url, c.req.raw));
+    const answer = await observeMetadataFetches(() => forward(new Request(url, c.req.raw)));
+    return authorizeAnswer(
+      {
+        ...answer,
+        response: answer.result,
+        clientId: params.get("client_id"),
+        requestId: c.get("requestId"),
+      },
+      { logger: deps.logger, errorPage: new URL(`${deps.as.issuer}${AS_BASE_PATH}/error`) },
+    );
   });
 
   // Dynamic Client Registration: a loopback redirect (Claude Code, MCP Inspector) is a native

@@ -60,7 +60,7 @@ interface LoginCookie extends PendingLogin {
 const LOGIN_COOKIE = "north_sign_in";
 const LOGIN_TTL_S = 600;
 
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   "Content-Security-Policy":
     "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
   "X-Frame-Options": "DENY",

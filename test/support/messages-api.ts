@@ -1,0 +1,196 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** A tool call the stand-in model makes when it is offered a tool whose name ends with `tool`. */
+export interface ScriptedToolUse {
+  tool: string;
+  input: Record<string, unknown>;
+}
+
+interface MessagesRequest {
+  stream?: boolean;
+  tools?: { name: string }[];
+  messages?: { role: string; content: unknown }[];
+}
+
+/** A tool result Claude Code sent back, as text. */
+export interface SeenToolResult {
+  toolName: string;
+  text: string;
+  isError: boolean;
+}
+
+/** A stand-in for Anthropic's Messages API, scripted to make one tool call and then answer. */
+export interface MessagesApi {
+  /** `http://127.0.0.1:PORT`, for ANTHROPIC_BASE_URL. */
+  url: string;
+  /** The tool names offered to the model, per request. */
+  offeredTools: string[][];
+  /** The tool results sent back to the model. */
+  toolResults: SeenToolResult[];
+  /** The next conversation offered `tool` gets one call to it with `input`. */
+  script(use: ScriptedToolUse): void;
+  close(): Promise<void>;
+}
+
+const readJson = (req: IncomingMessage) =>
+  new Promise<MessagesRequest>((resolve) => {
+    let body = "";
+    req.on("data", (chunk) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      try {
+        resolve(JSON.parse(body) as MessagesRequest);
+      } catch {
+        resolve({});
+      }
+    });
+  });
+
+type Block =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+
+/** A message's content blocks, as server-sent events in the API's streaming order. */
+function streamEvents(blocks: Block[], stopReason: string): string {
+  const events: [string, unknown][] = [
+    [
+      "message_start",
+      {
+        type: "message_start",
+        message: {
+          id: "msg_stand_in",
+          type: "message",
+          role: "assistant",
+          model: "claude-stand-in",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 1, output_tokens: 1 },
+        },
+      },
+    ],
+  ];
+  blocks.forEach((block, index) => {
+    if (block.type === "text") {
+      events.push([
+        "content_block_start",
+        { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+      ]);
+      events.push([
+        "content_block_delta",
+        { type: "content_block_delta", index, delta: { type: "text_delta", text: block.text } },
+      ]);
+    } else {
+      events.push([
+        "content_block_start",
+        {
+          type: "content_block_start",
+          index,
+          content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+        },
+      ]);
+      events.push([
+        "content_block_delta",
+        {
+          type: "content_block_delta",
+          index,
+          delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
+        },
+      ]);
+    }
+    events.push(["content_block_stop", { type: "content_block_stop", index }]);
+  });
+  events.push([
+    "message_delta",
+    {
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: 1 },
+    },
+  ]);
+  events.push(["message_stop", { type: "message_stop" }]);
+  return events
+    .map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    .join("");
+}
+
+/** The tool results in a request's last user message. */
+function toolResultsOf(request: MessagesRequest, names: Map<string, string>): SeenToolResult[] {
+  const last = request.messages?.at(-1);
+  if (last?.role !== "user" || !Array.isArray(last.content)) return [];
+  return (last.content as Record<string, unknown>[])
+    .filter((part) => part.type === "tool_result")
+    .map((part) => ({
+      toolName: names.get(String(part.tool_use_id)) ?? "",
+      text: typeof part.content === "string" ? part.content : JSON.stringify(part.content ?? ""),
+      isError: part.is_error === true,
+    }));
+}
+
+/**
+ * Starts the stand-in: `POST /v1/messages` answers, streamed or not, with a call to the scripted
+ * tool when the request offers it and has not had its result yet, else with a short text.
+ */
+export async function startMessagesApi(): Promise<MessagesApi> {
+  const offeredTools: string[][] = [];
+  const toolResults: SeenToolResult[] = [];
+  const toolNames = new Map<string, string>();
+  let pending: ScriptedToolUse | null = null;
+  let calls = 0;
+  const server: Server = createServer(async (req, res) => {
+    if (req.method !== "POST" || !req.url?.startsWith("/v1/messages")) {
+      res.writeHead(404, { "content-type": "application/json" }).end("{}");
+      return;
+    }
+    const request = await readJson(req);
+    const offered = (request.tools ?? []).map((tool) => tool.name);
+    offeredTools.push(offered);
+    const results = toolResultsOf(request, toolNames);
+    toolResults.push(...results);
+    const name = pending ? offered.find((tool) => tool.endsWith(pending?.tool ?? "")) : undefined;
+    let blocks: Block[];
+    let stop = "end_turn";
+    if (pending && name && results.length === 0) {
+      const id = `toolu_stand_in_${++calls}`;
+      toolNames.set(id, name);
+      blocks = [{ type: "tool_use", id, name, input: pending.input }];
+      stop = "tool_use";
+      pending = null;
+    } else {
+      blocks = [{ type: "text", text: "Done." }];
+    }
+    if (request.stream) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      res.end(streamEvents(blocks, stop));
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end(
+      JSON.stringify({
+        id: "msg_stand_in",
+        type: "message",
+        role: "assistant",
+        model: "claude-stand-in",
+        content: blocks,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    offeredTools,
+    toolResults,
+    script: (use) => {
+      pending = use;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
