@@ -285,9 +285,11 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     }
     const principal = await deps.resolvePrincipal(c.req.raw);
     if (!principal) {
+      // This challenge, unlike the 403s', also names the scopes to ask for.
+      const challenge = unauthorized;
       throw new HTTPException(401, {
         message: "Unauthorized",
-        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": unauthorized } }),
+        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),
       });
     }
     c.set("principal", principal);
