@@ -195,6 +195,27 @@ describe("hosts get member scopes; a manager steps up to admin", () => {
     await writer.close();
   });
 
+  it("steps a manager up to forget one memory a colleague wrote, named by id", async () => {
+    const { memberToken, managerToken } = await workspace();
+    const writer = await apiClient(memberToken);
+    const written = await remember(writer, observation("Wants weekly reports."));
+    const memoryId = String(written.structured?.memory_id);
+    const manager = await host(managerToken);
+
+    const stepUp = await forget(manager.mcp, { memory_id: memoryId }).catch((e: unknown) => e);
+    expect(stepUp).toBeInstanceOf(UnauthorizedError);
+    expect(manager.seen.at(-1)?.status).toBe(403);
+    expect(manager.provider.authorizationUrl?.searchParams.get("scope")?.split(" ")).toContain(
+      "admin",
+    );
+    const still = (await held(writer, SUBJECT.subject_type, SUBJECT.subject_id)).structured;
+    expect(still.memories.find((m) => m.memory_id === memoryId)?.body).toBe(
+      "Wants weekly reports.",
+    );
+    await manager.mcp.close();
+    await writer.close();
+  });
+
   it("never steps a plain member up: their erasure runs and counts what others wrote", async () => {
     const { managerToken, memberToken } = await workspace();
     const writer = await apiClient(managerToken);

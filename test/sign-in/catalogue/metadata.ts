@@ -66,6 +66,15 @@ export const MUTATIONS: readonly Entry[] = [
     },
   },
   {
+    check: stepUp("steps a manager up to forget one memory a colleague wrote, named by id"),
+    mutation: {
+      why: "only an erasure by subject asks for admin; one by id is refused as forbidden",
+      file: FORGET,
+      find: "    if (!call.ok) return [];",
+      replace: "    if (!call.ok || !call.bySubject) return [];",
+    },
+  },
+  {
     check: stepUp("never steps a plain member up: their erasure runs and counts what others wrote"),
     mutation: {
       why: "the step-up forgets that only a manager can ever hold admin",
