@@ -78,16 +78,17 @@ describe("OAuth resource-server mode", () => {
       expect(await response.json()).toMatchObject({
         resource: RESOURCE,
         authorization_servers: [ISSUER],
-        scopes_supported: ["profile:write", "memory:read", "memory:write", "admin"],
+        // The member scopes only: a manager reaches admin by step-up (decision 030).
+        scopes_supported: ["profile:write", "memory:read", "memory:write"],
       });
     }
   });
 
-  it("answers 401 with resource_metadata in the challenge", async () => {
+  it("answers 401 with resource_metadata and the member scopes in the challenge", async () => {
     const response = await listTools();
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toBe(
-      'Bearer resource_metadata="http://localhost/.well-known/oauth-protected-resource"',
+      'Bearer resource_metadata="http://localhost/.well-known/oauth-protected-resource", scope="profile:write memory:read memory:write"',
     );
   });
 

@@ -54,6 +54,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Everything a client can ask for (hosts ask for the member scopes the metadata lists). */
+const ALL_SCOPES = "profile:write memory:read memory:write admin";
+
 const newPage = async (): Promise<Page> => (await browser.newContext()).newPage();
 
 /** A JSON-RPC tools/list with a bearer token: the status says whether the token still holds. */
@@ -72,8 +75,9 @@ async function listStatus(token: string): Promise<number> {
 }
 
 /** A member connected through DCR and the token sign-in, consent approved. */
-async function connected(token: string) {
+async function connected(token: string, scope?: string) {
   const client = new TestOAuthClient(await loopbackRedirectUri());
+  client.scope = scope;
   const page = await newPage();
   let consentText = "";
   const { result } = await connect(serverUrl, client, page, async (p) => {
@@ -159,7 +163,7 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
   });
 
   it("gives a member who asks for admin a token without it, and says so on the consent page", async () => {
-    const { tokens, consentText } = await connected(memberToken);
+    const { tokens, consentText } = await connected(memberToken, ALL_SCOPES);
     expect(consentText).not.toContain("Manager tools");
     const scopes = String(decodeJwt(tokens.access_token).scope).split(" ");
     expect(scopes).not.toContain("admin");
@@ -179,7 +183,7 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
   });
 
   it("gives a manager admin when asked", async () => {
-    const { tokens, consentText } = await connected(managerToken);
+    const { tokens, consentText } = await connected(managerToken, ALL_SCOPES);
     expect(consentText).toContain("Manager tools");
     expect(String(decodeJwt(tokens.access_token).scope).split(" ")).toContain("admin");
   });

@@ -155,6 +155,8 @@ export async function startSignInServer(
  */
 export class TestOAuthClient implements OAuthClientProvider {
   authorizationUrl: URL | null = null;
+  /** What {@link connect} asks for; unset, the SDK asks for what the resource metadata lists. */
+  scope: string | undefined;
   private info: OAuthClientInformationMixed | undefined;
   private savedTokens: OAuthTokens | undefined;
   private verifier = "";
@@ -293,7 +295,7 @@ export async function connect(
   steps: (page: Page) => Promise<void>,
 ): Promise<{ landed: URL; result: string | null }> {
   const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
-  const first = await auth(client, { serverUrl });
+  const first = await auth(client, { serverUrl, scope: client.scope });
   if (first !== "REDIRECT" || !client.authorizationUrl) {
     throw new Error(`expected the SDK to start an authorization, got ${first}`);
   }

@@ -1,21 +1,23 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { createFingerprinter, type Database, isDatabaseUnavailable } from "@north/db";
+import { createFingerprinter, type Database, isDatabaseUnavailable, TOKEN_PREFIX } from "@north/db";
 import { sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
+import { bearerToken } from "./auth.ts";
 import { requiredScopes } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } from "./metrics.ts";
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
-import { hasScopes } from "./principal.ts";
+import { hasScopes, MEMBER_SCOPES } from "./principal.ts";
 import { meterManifest, meterPost } from "./protocol-meter.ts";
 import { composeManifest, createMcpServer } from "./server.ts";
+import { stepUpScopes } from "./step-up.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
 import { transportGuard } from "./transport-guard.ts";
@@ -137,6 +139,9 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   const challenge = metadataUrl
     ? `Bearer resource_metadata="${metadataUrl}"`
     : 'Bearer realm="north"';
+  // The 401 names the scopes to ask for (RFC 6750 §3): the member scopes; a manager reaches admin
+  // by step-up (decision 030).
+  const unauthorized = metadataUrl ? `${challenge}, scope="${MEMBER_SCOPES.join(" ")}"` : challenge;
 
   app.use("*", async (c, next) => {
     c.set("requestId", randomUUID());
@@ -281,6 +286,8 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     }
     const principal = await deps.resolvePrincipal(c.req.raw);
     if (!principal) {
+      // This challenge, unlike the 403s', also names the scopes to ask for.
+      const challenge = unauthorized;
       throw new HTTPException(401, {
         message: "Unauthorized",
         res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),
@@ -349,6 +356,30 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
           },
           403,
           { "WWW-Authenticate": `${challenge}, error="insufficient_scope", scope="${scope}"` },
+        );
+      }
+      // Step-up (MCP 2025-11-25): only a host holding an OAuth token can re-authorize; an API
+      // token's scopes are what its holder chose, so its calls run as they are.
+      const reauthorizes = metadataUrl && !bearerToken(c.req.raw)?.startsWith(TOKEN_PREFIX);
+      const stepUp = reauthorizes
+        ? await stepUpScopes(principal, body, {
+            db: deps.db,
+            capabilities: deps.capabilities,
+            fingerprintSubject: (canonical) => fingerprint(canonical).fingerprint,
+          })
+        : undefined;
+      if (stepUp) {
+        const scope = stepUp.scopes.join(" ");
+        return c.json(
+          {
+            jsonrpc: "2.0",
+            error: { code: -32003, message: `Insufficient scope: this call needs ${scope}` },
+            id: stepUp.id,
+          },
+          403,
+          {
+            "WWW-Authenticate": `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}"`,
+          },
         );
       }
       const server = createMcpServer(

@@ -149,3 +149,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NorthConfig {
   }
   return parsed.data;
 }
+
+/** `http://HOST:PORT` for where serve listens; a wildcard host is shown as 127.0.0.1. */
+export function localBaseUrl(host: string, port: number): string {
+  const shown = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+  return `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
+}
+
+/**
+ * This server's public base URL, without a trailing slash: NORTH_PUBLIC_URL, else where serve
+ * listens (NORTH_HOST and NORTH_PORT unless serve's flags say otherwise). The OAuth issuer and
+ * the IdP callback `north org sso show` prints both derive from it, so they always agree.
+ */
+export function publicBaseUrl(
+  config: NorthConfig,
+  listen: { host?: string; port?: number } = {},
+): string {
+  if (config.NORTH_PUBLIC_URL) return config.NORTH_PUBLIC_URL.replace(/\/$/, "");
+  return localBaseUrl(listen.host ?? config.NORTH_HOST, listen.port ?? config.NORTH_PORT);
+}

@@ -4,7 +4,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { bearerToken, principalForToken } from "./auth.ts";
 import type { AuthResolver, Principal, Scope } from "./principal.ts";
-import { SCOPES } from "./principal.ts";
+import { MEMBER_SCOPES, SCOPES } from "./principal.ts";
 
 /**
  * OAuth 2.1 resource-server mode (SPEC §3): bearer JWTs from an external authorization server
@@ -189,12 +189,15 @@ export function createAuthResolver(db: Database, oauth?: OAuthOptions): AuthReso
   };
 }
 
-/** RFC 9728 protected-resource metadata for this server. */
+/**
+ * RFC 9728 protected-resource metadata for this server. `scopes_supported` names the member
+ * scopes only: hosts ask for everything it lists, and `admin` is reached by step-up (decision 030).
+ */
 export function protectedResourceMetadata(options: OAuthOptions) {
   return {
     resource: options.resourceUrl,
     authorization_servers: [options.issuer],
-    scopes_supported: [...SCOPES],
+    scopes_supported: [...MEMBER_SCOPES],
     bearer_methods_supported: ["header"],
     resource_name: "North",
   };

@@ -1,6 +1,11 @@
 /** Scopes a principal may hold (SPEC §3). */
 export const SCOPES = ["profile:write", "memory:read", "memory:write", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
+/**
+ * The scopes every member may hold: what the protected-resource metadata and the 401 challenge
+ * name, so a host that asks for everything listed never asks for `admin` (decision 030).
+ */
+export const MEMBER_SCOPES = SCOPES.filter((scope) => scope !== "admin");
 
 /**
  * Who is calling. Always produced by an {@link AuthResolver} from credentials, never from tool

@@ -52,6 +52,9 @@ export interface ToolContext {
   recallTokenBudget: number;
 }
 
+/** What a tool's {@link ToolDefinition.stepUp} may look at: the caller, and their tenant. */
+export type StepUpContext = Pick<ToolContext, "tx" | "principal" | "tenant" | "fingerprintSubject">;
+
 /** Turns texts into vectors. Nothing in North downloads a model: an embedder is injected. */
 export interface Embedder {
   embed(texts: readonly string[]): Promise<number[][]>;
@@ -115,6 +118,13 @@ export interface ToolDefinition<
   rateLimitedReceipt?: (input: z.output<Input>, refusal: RateLimitRefusal) => z.output<Output>;
   /** The id or subject a call names, for the audit row of a call refused by the limiter. */
   auditTarget?: (input: z.output<Input>) => string | undefined;
+  /**
+   * Scopes this call needs beyond its capability's, for this principal and input: decided
+   * before the call runs, in a read-only look at the caller's tenant, so a host holding an OAuth
+   * token gets 403 insufficient_scope and re-authorizes with them (step-up, decision 030) before
+   * anything is changed. Empty: none.
+   */
+  stepUp?: (input: z.output<Input>, ctx: StepUpContext) => Promise<readonly Scope[]>;
   handler: (input: z.output<Input>, ctx: ToolContext) => Promise<ToolOutcome<z.output<Output>>>;
 }
 

@@ -93,6 +93,7 @@ export {
   MAX_SUPERSEDES,
   memoriesHeld,
   memoriesToEmbed,
+  othersMemoriesMatching,
   purgeExpiredMemories,
   type RecalledMemory,
   type RecallMode,

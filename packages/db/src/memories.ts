@@ -10,7 +10,7 @@ import {
   type Subject,
   subjectKey,
 } from "@north/agent-runtime";
-import { and, desc, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNotNull, isNull, ne, type SQL, sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database, Tx } from "./client.ts";
 import { memories, organizations } from "./schema/index.ts";
@@ -619,6 +619,31 @@ export async function forgetMemories(
     code: "NORTH_FORBIDDEN",
     message: "Only the memory's author or a workspace manager may forget it. Nothing was changed.",
   };
+}
+
+/**
+ * How many live memories matching `target` were written by someone other than `requester`: what
+ * a forget without the manager's reach would leave. Read before erasing, so a manager's host can
+ * be asked to step up to `admin` first and the retried call erases everything once (decision 030).
+ */
+export async function othersMemoriesMatching(
+  tx: Tx,
+  params: { requester: Tenant; target: ForgetTarget },
+): Promise<number> {
+  const { requester, target } = params;
+  const [row] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(memories)
+    .where(
+      and(
+        eq(memories.organizationId, requester.organizationId),
+        targetCondition(target),
+        isNull(memories.forgottenAt),
+        isNull(memories.purgedAt),
+        ne(memories.authorId, requester.userId),
+      ),
+    );
+  return row?.n ?? 0;
 }
 
 /** Removes the bodies of every expired memory (all organizations) and audits each purge. */

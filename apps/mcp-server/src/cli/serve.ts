@@ -11,7 +11,7 @@ import {
 import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
 import { principalForToken } from "../auth.ts";
-import type { NorthConfig } from "../config.ts";
+import { localBaseUrl, type NorthConfig, publicBaseUrl } from "../config.ts";
 import {
   createEmbeddingsProvider,
   type EmbeddingsProvider,
@@ -179,9 +179,8 @@ export async function serveHttp(
   // The issuer names the port, so a random one is chosen before listening.
   const requestedPort = flags.port ?? config.NORTH_PORT;
   const port = requestedPort === 0 ? await freePort() : requestedPort;
-  const displayHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
-  const localUrl = `http://${displayHost.includes(":") ? `[${displayHost}]` : displayHost}:${port}`;
-  const issuer = (config.NORTH_PUBLIC_URL ?? localUrl).replace(/\/$/, "");
+  const localUrl = localBaseUrl(host, port);
+  const issuer = publicBaseUrl(config, { host, port });
   // North is its own authorization server unless an external one is configured (SPEC §3).
   const signIn = external
     ? undefined

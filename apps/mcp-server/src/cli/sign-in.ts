@@ -9,7 +9,7 @@ import {
   removeSsoConnection,
   setSsoConnection,
 } from "@north/db";
-import type { NorthConfig } from "../config.ts";
+import { type NorthConfig, publicBaseUrl } from "../config.ts";
 import { revokeAndAudit } from "../sign-in/grants.ts";
 import { createSecretBox } from "../sign-in/secret-box.ts";
 import { requireUuid } from "./operator.ts";
@@ -31,13 +31,9 @@ export interface SsoOutput {
   redirect_uri: string;
 }
 
-/** The callback to register at the IdP: under NORTH_PUBLIC_URL, or the local default's. */
+/** The callback to register at the IdP: under the issuer serve uses ({@link publicBaseUrl}). */
 export function redirectUri(config: NorthConfig): string {
-  const base = (config.NORTH_PUBLIC_URL ?? `http://127.0.0.1:${config.NORTH_PORT}`).replace(
-    /\/$/,
-    "",
-  );
-  return `${base}/sign-in/callback`;
+  return `${publicBaseUrl(config)}/sign-in/callback`;
 }
 
 /** An OpenID issuer as given (discovery compares it exactly): https, or http on loopback. */

@@ -6,6 +6,7 @@ import type { ClientMetadataResourceFetch } from "@better-auth/oauth-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { selfSignedCertificate } from "../../../../test/support/tls.ts";
 import {
+  CLOUD_METADATA_ADDRESSES,
   createMetadataFetch,
   isPublicUnicastAddress,
   MetadataFetchError,
@@ -425,4 +426,24 @@ describe("isPublicUnicastAddress", () => {
   ])("%s → %s", (ip, expected) => {
     expect(isPublicUnicastAddress(ip)).toBe(expected);
   });
+});
+
+describe("cloud metadata addresses, refused by name", () => {
+  it.each([...CLOUD_METADATA_ADDRESSES, "::ffff:168.63.129.16"])(
+    "refuses %s, literal or resolved, without connecting",
+    async (ip) => {
+      expect(isPublicUnicastAddress(ip)).toBe(false);
+      const stub = stubLookup(ip.includes(":") ? v6(ip) : v4(ip));
+      const fetch = createMetadataFetch({ lookup: stub.lookup });
+      const host = ip.includes(":") ? `[${ip}]` : ip;
+      for (const url of [
+        `https://${host}:${sentinelPort}/c.json`,
+        `https://${HOST}:${sentinelPort}/c.json`,
+      ]) {
+        expect((await refusal(fetch(url))).code).toBe("special_address");
+      }
+      await tick();
+      expect(sentinelConnections).toBe(0);
+    },
+  );
 });

@@ -11,7 +11,8 @@
  *   bodiless GET; anything else is refused before any DNS or network work;
  * - the hostname is resolved exactly once, and every address it resolves to
  *   must be public unicast (`ipaddr.js` range "unicast", IPv4-mapped IPv6
- *   folded to IPv4 first, IPv6 inside 2000::/3). One special address refuses
+ *   folded to IPv4 first, IPv6 inside 2000::/3, none of the named cloud
+ *   metadata addresses). One special address refuses
  *   the whole name. A literal IP host is checked the same way;
  * - the connection goes to the checked IP itself (`host` is the IP), with the
  *   hostname kept as the TLS SNI, certificate identity and `Host` header, so
@@ -207,12 +208,28 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 /** What the CIMD plugin takes as JSON; anything else (an HTML challenge page) is not read. */
 const JSON_CONTENT_TYPE = /^application\/(?:[-\w.]+\+)?json\s*(?:;|$)/i;
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR("2000::/3");
+/**
+ * Cloud metadata and host-agent addresses, refused by name whatever range ipaddr.js puts them in:
+ * Azure's WireServer (168.63.129.16, plain unicast to ipaddr.js), Alibaba Cloud's metadata
+ * service (100.100.100.200, inside 100.64.0.0/10) and AWS's IPv6 instance metadata
+ * (fd00:ec2::254, unique-local). The range check already refuses the last two; naming them keeps
+ * each refusal from resting on one classification.
+ */
+export const CLOUD_METADATA_ADDRESSES: readonly string[] = [
+  "168.63.129.16",
+  "100.100.100.200",
+  "fd00:ec2::254",
+];
+const CLOUD_METADATA = new Set(
+  CLOUD_METADATA_ADDRESSES.map((ip) => ipaddr.parse(ip).toNormalizedString()),
+);
 
 /**
  * True only for a public unicast address: `ipaddr.js` classifies it as
  * "unicast" after IPv4-mapped IPv6 is folded to IPv4, and an IPv6 address must
  * also sit in 2000::/3 (global unicast), which shuts out the unassigned and
- * IETF-reserved space ipaddr.js leaves as "unicast" (e.g. ::7f00:1).
+ * IETF-reserved space ipaddr.js leaves as "unicast" (e.g. ::7f00:1). The cloud metadata
+ * addresses ({@link CLOUD_METADATA_ADDRESSES}) are never public, whatever their range.
  */
 export function isPublicUnicastAddress(ip: string): boolean {
   if (!ipaddr.isValid(ip)) return false;
@@ -222,6 +239,7 @@ export function isPublicUnicastAddress(ip: string): boolean {
   } catch {
     return false;
   }
+  if (CLOUD_METADATA.has(parsed.toNormalizedString())) return false;
   if (parsed.range() !== "unicast") return false;
   if (parsed.kind() === "ipv6") return parsed.match(GLOBAL_UNICAST_V6);
   return true;

@@ -40,6 +40,59 @@ const PUBLIC_ENDPOINTS = new Set([
   "GET /jwks",
 ]);
 
+/**
+ * How North's clients authenticate at the token and revocation endpoints: public clients (CIMD,
+ * native DCR) not at all, confidential DCR clients with their secret. No `private_key_jwt`.
+ */
+const CLIENT_AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"];
+
+/**
+ * The RFC 8414 fields North serves; test/security/sign-in-metadata.test.ts gives each its reason.
+ * The library's others (DPoP, `private_key_jwt` signing algorithms, back-channel logout,
+ * introspection) describe what North does not do, so they are not advertised.
+ */
+const ADVERTISED = new Set([
+  "issuer",
+  "authorization_endpoint",
+  "token_endpoint",
+  "jwks_uri",
+  "registration_endpoint",
+  "revocation_endpoint",
+  "scopes_supported",
+  "response_types_supported",
+  "response_modes_supported",
+  "grant_types_supported",
+  "token_endpoint_auth_methods_supported",
+  "revocation_endpoint_auth_methods_supported",
+  "code_challenge_methods_supported",
+  "authorization_response_iss_parameter_supported",
+  "client_id_metadata_document_supported",
+]);
+
+/** Why a registration asks for something North does not do (the metadata lists none of it). */
+function unsupportedClientMetadata(body: Record<string, unknown>): string | null {
+  const method = body.token_endpoint_auth_method;
+  if (method !== undefined && !CLIENT_AUTH_METHODS.includes(method as string)) {
+    return `token_endpoint_auth_method must be one of ${CLIENT_AUTH_METHODS.join(", ")}`;
+  }
+  if (body.backchannel_logout_uri !== undefined || body.backchannel_logout_session_required) {
+    return "back-channel logout is not supported";
+  }
+  if (body.dpop_bound_access_tokens === true) return "DPoP-bound access tokens are not supported";
+  return null;
+}
+
+/**
+ * North does not do DPoP (RFC 9449): its resource server accepts bearer tokens only, so the
+ * library must never see a proof and bind a token to a key nobody checks.
+ */
+const withoutDpop = (request: Request) => {
+  if (!request.headers.has("dpop")) return request;
+  const headers = new Headers(request.headers);
+  headers.delete("dpop");
+  return new Request(request, { headers });
+};
+
 /** An http redirect to a loopback host: a native app on this computer (RFC 8252). */
 export const isLoopbackRedirect = (uri: unknown) => {
   if (typeof uri !== "string") return false;
@@ -83,20 +136,22 @@ async function issuedFor(response: Response): Promise<{ userId: string; clientId
 export function buildProtocolRoutes(deps: ProtocolDeps) {
   const app = new Hono<{ Variables: { requestId: string } }>();
   const { auth } = deps.as;
-  const forward = (request: Request) => auth.handler(request);
+  const forward = (request: Request) => auth.handler(withoutDpop(request));
   // Every library endpoint may resolve a metadata document: each runs in its address's scope.
   app.use(`${AS_BASE_PATH}/*`, deps.limits.scope);
 
   // The library's RFC 8414 document, trimmed to what North serves: the four scopes (North adds
-  // offline_access itself, so no client needs to ask for it) and no introspection endpoint.
+  // offline_access itself, so no client needs to ask for it) and North's client authentication.
   const metadata = async (request: Request) => {
     const response = await deps.as.metadata(request);
     if (!response.ok) return response;
-    const document = (await response.json()) as Record<string, unknown>;
+    const library = (await response.json()) as Record<string, unknown>;
+    const document = Object.fromEntries(
+      Object.entries(library).filter(([key]) => ADVERTISED.has(key)),
+    );
     document.scopes_supported = [...SCOPES];
-    for (const key of Object.keys(document)) {
-      if (key.startsWith("introspection_endpoint")) delete document[key];
-    }
+    document.token_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
+    document.revocation_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
     const headers = new Headers(response.headers);
     headers.delete("content-length");
     return new Response(JSON.stringify(document), { status: 200, headers });
@@ -144,6 +199,8 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     }
     if (!scopes.includes(OFFLINE_ACCESS)) scopes.push(OFFLINE_ACCESS);
     params.set("scope", scopes.join(" "));
+    // No DPoP (see withoutDpop): a code bound to a key would need a proof North never passes on.
+    params.delete("dpop_jkt");
     const answer = await observeMetadataFetches(() => forward(new Request(url, c.req.raw)));
     return authorizeAnswer(
       {
@@ -175,6 +232,10 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
         { error: "invalid_client_metadata", error_description: "body must be an object" },
         400,
       );
+    }
+    const unsupported = unsupportedClientMetadata(body);
+    if (unsupported) {
+      return c.json({ error: "invalid_client_metadata", error_description: unsupported }, 400);
     }
     const overCaps = registrationOverCaps(body);
     if (overCaps) return c.json(overCaps, 400);
@@ -237,6 +298,22 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     const grant = row ?? (await issuedFor(response));
     if (grant) await clipRefreshTokens(deps.db, grant.userId, grant.clientId);
   };
+
+  // Clients authenticate by secret or not at all: a client assertion (private_key_jwt) is refused,
+  // whatever the client's registration or metadata document says.
+  for (const endpoint of ["token", "revoke"]) {
+    app.use(`${AS_BASE_PATH}/oauth2/${endpoint}`, async (c, next) => {
+      const form = await c.req.raw
+        .clone()
+        .formData()
+        .catch(() => null);
+      if (form?.has("client_assertion") || form?.has("client_assertion_type")) {
+        const error_description = "client assertions (private_key_jwt) are not supported";
+        return c.json({ error: "invalid_client", error_description }, 401);
+      }
+      return next();
+    });
+  }
 
   // Token endpoint: a spent refresh token presented after the grace window revokes the whole
   // grant (the library revokes the refresh family; North also drops the consent the resource

@@ -1,7 +1,7 @@
 import { checkSubjectLookup, FORGET_TOOL, subjectKey, subjectKeyOf } from "@north/agent-runtime";
-import { type ForgetTarget, forgetMemories } from "@north/db";
+import { type ForgetTarget, forgetMemories, othersMemoriesMatching } from "@north/db";
 import { z } from "zod";
-import type { ToolDefinition } from "../../tool-definition.ts";
+import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { subjectLookupIdSchema, subjectLookupTypeSchema } from "./schemas.ts";
 
 const inputSchema = z.object({
@@ -31,6 +31,30 @@ const outputSchema = z.object({
 const targetOf = (input: z.output<typeof inputSchema>) =>
   input.memory_id ?? subjectKeyOf(input.subject_type, input.subject_id);
 
+/** What a call asks to erase, or why it names nothing erasable (the handler's refusal). */
+function forgetTargetOf(
+  input: z.output<typeof inputSchema>,
+  fingerprintSubject: ToolContext["fingerprintSubject"],
+):
+  | { ok: true; target: ForgetTarget; bySubject: boolean }
+  | { ok: false; code: string; message: string } {
+  const bySubject = input.subject_type !== undefined || input.subject_id !== undefined;
+  if (bySubject === (input.memory_id !== undefined)) {
+    const message = "Send either subject_type and subject_id, or memory_id. Nothing was erased.";
+    return { ok: false, code: "NORTH_TARGET_MISSING", message };
+  }
+  if (!bySubject) return { ok: true, target: { memoryId: input.memory_id as string }, bySubject };
+  const subject = checkSubjectLookup(input.subject_type, input.subject_id);
+  if (!subject.ok) {
+    return { ok: false, code: subject.code, message: `${subject.message} Nothing was erased.` };
+  }
+  const target = {
+    subjectFingerprint: fingerprintSubject(subjectKey(subject.value)),
+    subjectType: subject.value.type,
+  };
+  return { ok: true, target, bySubject };
+}
+
 export const forgetTool = {
   name: FORGET_TOOL,
   title: "Forget (erase) memories",
@@ -55,48 +79,36 @@ export const forgetTool = {
     remaining: 0,
     ...refusal,
   }),
+  // A manager whose token lacks admin, about to leave what colleagues wrote: the host is asked to
+  // re-authorize with admin before anything is erased, so the retried call erases it all at once.
+  // A member can never hold admin, so a member is never asked (decision 030).
+  async stepUp(input, ctx) {
+    if (ctx.principal.role !== "manager" || ctx.principal.scopes.includes("admin")) return [];
+    const call = forgetTargetOf(input, ctx.fingerprintSubject);
+    if (!call.ok) return [];
+    const others = await othersMemoriesMatching(ctx.tx, {
+      requester: ctx.tenant,
+      target: call.target,
+    });
+    return others > 0 ? ["admin"] : [];
+  },
   async handler(input, ctx) {
-    const bySubject = input.subject_type !== undefined || input.subject_id !== undefined;
-    if (bySubject === (input.memory_id !== undefined)) {
-      const message = "Send either subject_type and subject_id, or memory_id. Nothing was erased.";
+    const call = forgetTargetOf(input, ctx.fingerprintSubject);
+    if (!call.ok) {
       return {
         structured: {
           outcome: "rejected",
           forgotten: 0,
           remaining: 0,
-          code: "NORTH_TARGET_MISSING",
-          message,
+          code: call.code,
+          message: call.message,
         },
-        text: `rejected: NORTH_TARGET_MISSING. ${message}`,
+        text: `rejected: ${call.code}. ${call.message}`,
         isError: true,
         audit: { outcome: "rejected" },
       };
     }
-    let target: ForgetTarget;
-    if (bySubject) {
-      const subject = checkSubjectLookup(input.subject_type, input.subject_id);
-      if (!subject.ok) {
-        const message = `${subject.message} Nothing was erased.`;
-        return {
-          structured: {
-            outcome: "rejected",
-            forgotten: 0,
-            remaining: 0,
-            code: subject.code,
-            message,
-          },
-          text: `rejected: ${subject.code}. ${message}`,
-          isError: true,
-          audit: { outcome: "rejected" },
-        };
-      }
-      target = {
-        subjectFingerprint: ctx.fingerprintSubject(subjectKey(subject.value)),
-        subjectType: subject.value.type,
-      };
-    } else {
-      target = { memoryId: input.memory_id as string };
-    }
+    const { target, bySubject } = call;
     const result = await forgetMemories(ctx.tx, {
       requester: ctx.tenant,
       // Erasing across the organisation is a manager's act under the admin scope (SPEC §5).
