@@ -702,7 +702,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: transport("answers 401 with a Bearer challenge without a token, even with a session id"),
     mutation: {
       file: APP,
-      find: 'res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),',
+      find: 'res: new Response(null, { status: 401, headers: { "WWW-Authenticate": unauthorized } }),',
       replace: "res: new Response(null, { status: 401 }),",
       why: "a 401 without the Bearer challenge",
     },

@@ -286,11 +286,9 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     }
     const principal = await deps.resolvePrincipal(c.req.raw);
     if (!principal) {
-      // This challenge, unlike the 403s', also names the scopes to ask for.
-      const challenge = unauthorized;
       throw new HTTPException(401, {
         message: "Unauthorized",
-        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),
+        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": unauthorized } }),
       });
     }
     c.set("principal", principal);
