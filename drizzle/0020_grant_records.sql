@@ -1,4 +1,5 @@
 CREATE TABLE "north_auth"."oauth_grant" (
+	"id" uuid DEFAULT gen_random_uuid() NOT NULL,
 	"consent_id" text PRIMARY KEY NOT NULL,
 	"organization_id" uuid NOT NULL,
 	"user_id" uuid NOT NULL,
@@ -8,6 +9,7 @@ CREATE TABLE "north_auth"."oauth_grant" (
 	"scope_cap" text[],
 	"granted_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"expires_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "oauth_grant_id_unique" UNIQUE("id"),
 	CONSTRAINT "oauth_grant_method" CHECK (("north_auth"."oauth_grant"."method" = 'idp' and "north_auth"."oauth_grant"."api_token_id" is null and "north_auth"."oauth_grant"."scope_cap" is null)
     or ("north_auth"."oauth_grant"."method" = 'api_token' and "north_auth"."oauth_grant"."api_token_id" is not null and "north_auth"."oauth_grant"."scope_cap" is not null)),
 	CONSTRAINT "oauth_grant_lifetime" CHECK ("north_auth"."oauth_grant"."expires_at" > "north_auth"."oauth_grant"."granted_at")

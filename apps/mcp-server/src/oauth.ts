@@ -27,6 +27,9 @@ const jwtChecks = (options: OAuthOptions) => ({
   clockTolerance: CLOCK_TOLERANCE_S,
 });
 
+/** The access-token claim naming the grant it was issued under (decision 029). */
+export const GRANT_CLAIM = "north_grant";
+
 /** No access token older than this is accepted, whatever its `exp` says. */
 export const MAX_ACCESS_TOKEN_AGE = "24h";
 const CLOCK_TOLERANCE_S = 60;
@@ -161,10 +164,18 @@ async function principalForGrant(db: Database, payload: JWTPayload): Promise<Pri
   const clientId = (payload as { client_id?: unknown }).client_id;
   if (typeof userId !== "string" || !UUID.test(userId)) return null;
   if (typeof clientId !== "string" || !clientId) return null;
-  if (typeof payload.iat !== "number") return null;
-  const grant = await resolveOAuthGrant(db, userId, clientId, payload.iat);
+  // The grant the token was issued under (decision 029): a token of an earlier grant — revoked,
+  // then consented again — names another one, and a token without the claim names none.
+  const grantId = payload[GRANT_CLAIM];
+  if (typeof grantId !== "string" || !UUID.test(grantId)) return null;
+  const grant = await resolveOAuthGrant(db, userId, clientId, grantId);
   if (!grant) return null;
-  const scopes = scopesOf(payload).filter((s) => s !== "admin" || grant.role === "manager");
+  // Capped by the member's current role and by what opened the grant, whatever the token says.
+  const scopes = scopesOf(payload).filter(
+    (s) =>
+      (s !== "admin" || grant.role === "manager") &&
+      (!grant.scopeCap || grant.scopeCap.includes(s)),
+  );
   return {
     organizationId: grant.organizationId,
     userId,

@@ -22,6 +22,7 @@ const PRE_TENANT_LOOKUPS: Record<string, string> = {
   sso_connection_for_organization: "one organisation's IdP routing, for a sign-in it started",
   active_member_for_user: "one member, behind a verified token's subject or the AS session",
   resolve_oauth_grant: "one member's grant, behind a verified access token's subject and client",
+  sign_in_session_record: "one browser session's record, by the session id its own cookie named",
 };
 
 /** Reads the organisation from the transaction's tenant, as the tenant-scoped functions must. */

@@ -450,22 +450,37 @@ END`,
 export const RESOLVE_GRANT_FUNCTION = "resolve_oauth_grant";
 
 /**
+ * Whether an organisation may be signed in to with a pasted API token: only while it has no IdP
+ * (SPEC §3a). A grant or browser session opened by token ends once an IdP is configured.
+ */
+const TOKEN_SIGN_IN_ALLOWED = (organization: string) => `NOT EXISTS (
+        SELECT 1 FROM public.sso_connections s WHERE s.organization_id = ${organization})`;
+
+/** The API token `token` of `user`, neither revoked nor expired. */
+const TOKEN_LIVE = (token: string, user: string) => `EXISTS (
+        SELECT 1 FROM public.api_tokens t
+        WHERE t.id = ${token} AND t.user_id = ${user}
+          AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now()))`;
+
+/**
  * The resource server's per-request check of a North access token, and the token endpoint's
  * before a refresh (SPEC §3a, decision 029): the member is still active, the grant (the
  * member's consent to that client, with North's record of what opened it) still exists and is
  * within its absolute lifetime, the API token that opened it (if one did) is neither revoked nor
- * expired, and — for an access token — it was issued under this grant, not an earlier one that
- * was revoked before the member consented again (`p_issued_at`, the token's `iat`; null at the
- * token endpoint). One round trip, like API tokens.
+ * expired and its organisation still has no IdP, and — for an access token — the token was
+ * issued under this very grant (`p_grant_id`, its `north_grant` claim), not an earlier one that
+ * was revoked before the member consented again (null at the token endpoint). Returns the
+ * grant's scope cap too (a token sign-in's scopes; null for the IdP). One round trip.
  */
 const resolveGrant = definerFunction({
   name: RESOLVE_GRANT_FUNCTION,
-  params: "p_user_id uuid, p_client_id text, p_issued_at double precision",
-  returns: "TABLE (organization_id uuid, role text, grant_id text)",
+  params: "p_user_id uuid, p_client_id text, p_grant_id uuid",
+  returns: "TABLE (organization_id uuid, role text, grant_id text, scope_cap text[])",
   volatility: "STABLE",
   body: `BEGIN
   RETURN QUERY
-    SELECT m.organization_id, m.role, c.id
+    SELECT m.organization_id, m.role, c.id, g.scope_cap
     FROM north_auth.oauth_consent c
     JOIN north_auth.oauth_grant g ON g.consent_id = c.id
     JOIN public.members m ON m.organization_id = g.organization_id AND m.user_id = g.user_id
@@ -473,14 +488,36 @@ const resolveGrant = definerFunction({
       AND g.user_id = p_user_id AND g.client_id = p_client_id
       AND m.removed_at IS NULL
       AND g.expires_at > pg_catalog.now()
-      AND (p_issued_at IS NULL
-           OR p_issued_at >= pg_catalog.floor(pg_catalog.date_part('epoch', g.granted_at)))
-      AND (g.api_token_id IS NULL OR EXISTS (
-        SELECT 1 FROM public.api_tokens t
-        WHERE t.id = g.api_token_id AND t.user_id = p_user_id
-          AND t.revoked_at IS NULL
-          AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())))
+      AND (p_grant_id IS NULL OR g.id = p_grant_id)
+      AND (g.api_token_id IS NULL OR (${TOKEN_LIVE("g.api_token_id", "p_user_id")}
+        AND ${TOKEN_SIGN_IN_ALLOWED("g.organization_id")}))
     LIMIT 1;
+END`,
+});
+
+export const SIGN_IN_RECORD_FUNCTION = "sign_in_session_record";
+
+/**
+ * North's record of a live authorization-server browser session of `p_user_id` (decision 029):
+ * how it signed in and, for a pasted API token, the token and its scopes — only while that
+ * token is neither revoked nor expired and its organisation has no IdP, so a session opened
+ * with a token that has since been revoked mints nothing more. A lookup by the session id the
+ * library resolved from the browser's own cookie; one row at most.
+ */
+const signInRecord = definerFunction({
+  name: SIGN_IN_RECORD_FUNCTION,
+  params: "p_session_id text, p_user_id uuid",
+  returns: "TABLE (organization_id uuid, method text, api_token_id uuid, scope_cap text[])",
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT r.organization_id, r.method, r.api_token_id, r.scope_cap
+    FROM north_auth.sign_in_session r
+    JOIN north_auth.session s ON s.id = r.session_id
+    WHERE r.session_id = p_session_id AND r.user_id = p_user_id
+      AND s.expires_at > pg_catalog.now()
+      AND (r.api_token_id IS NULL OR (${TOKEN_LIVE("r.api_token_id", "p_user_id")}
+        AND ${TOKEN_SIGN_IN_ALLOWED("r.organization_id")}));
 END`,
 });
 
@@ -889,6 +926,7 @@ export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   signInMember,
   memberForUser,
   resolveGrant,
+  signInRecord,
   toEmbed,
   setEmbedding,
   fulltextCandidates,

@@ -41,46 +41,34 @@ export async function recordSignInSession(
   });
 }
 
-function toRecord(row: {
-  organizationId: string;
-  userId: string;
-  method: SignInMethod;
-  apiTokenId: string | null;
-  scopeCap: string[] | null;
-}): SignInRecord | null {
-  if (row.method === "idp") {
-    return { organizationId: row.organizationId, userId: row.userId, method: "idp" };
-  }
-  if (!row.apiTokenId || !row.scopeCap) return null;
-  return { ...row, method: "api_token", apiTokenId: row.apiTokenId, scopeCap: row.scopeCap };
-}
-
-const recordColumns = {
-  organizationId: signInSessions.organizationId,
-  userId: signInSessions.userId,
-  method: signInSessions.method,
-  apiTokenId: signInSessions.apiTokenId,
-  scopeCap: signInSessions.scopeCap,
-};
-
-/** The record of a live library session of `userId`, or null: no record, no grant. */
+/**
+ * The record of a live library session of `userId`, or null: no record, no grant. Null too once
+ * a pasted API token that opened the session is revoked or expires, or its organisation gets an
+ * IdP (`sign_in_session_record`, a definer function: the app role cannot read API tokens).
+ */
 export async function signInRecordFor(
   db: Database,
   sessionId: string,
   userId: string,
 ): Promise<SignInRecord | null> {
-  const [row] = await db
-    .select(recordColumns)
-    .from(signInSessions)
-    .innerJoin(as.session, eq(as.session.id, signInSessions.sessionId))
-    .where(
-      and(
-        eq(signInSessions.sessionId, sessionId),
-        eq(signInSessions.userId, userId),
-        sql`${as.session.expiresAt} > now()`,
-      ),
-    );
-  return row ? toRecord(row) : null;
+  const rows = await db.execute<{
+    organization_id: string;
+    method: SignInMethod;
+    api_token_id: string | null;
+    scope_cap: string[] | null;
+  }>(sql`select * from public.sign_in_session_record(${sessionId}, ${userId}::uuid)`);
+  const row = rows[0];
+  if (!row) return null;
+  const organizationId = row.organization_id;
+  if (row.method === "idp") return { organizationId, userId, method: "idp" };
+  if (!row.api_token_id || !row.scope_cap) return null;
+  return {
+    organizationId,
+    userId,
+    method: "api_token",
+    apiTokenId: row.api_token_id,
+    scopeCap: row.scope_cap,
+  };
 }
 
 /** Ends a library browser session (its record goes with it): North's sign-out. */
@@ -89,23 +77,30 @@ export async function endBrowserSession(db: Database, sessionId: string): Promis
 }
 
 /**
- * Records the grant a consent just opened for `record`'s member and `clientId`: the library's
- * consent row, the way the member signed in, and its end, `lifetimeS` from now. False when the
+ * Opens the grant a consent just recorded for `record`'s member and `clientId`: any earlier
+ * grant of theirs to that client ends (its refresh and stored access tokens with it; its access
+ * tokens carry the old grant's id and are refused from now on), and a new one starts, bound to
+ * the way the member signed in, ending `lifetimeS` from now. One transaction. False when the
  * library holds no consent for the pair (then nothing is granted).
  */
-export async function openGrant(
+export async function replaceGrant(
   db: Database,
   params: { clientId: string; record: SignInRecord; lifetimeS: number },
 ): Promise<boolean> {
   const { record, clientId } = params;
-  const [consent] = await db
-    .select({ id: as.oauthConsent.id })
-    .from(as.oauthConsent)
-    .where(and(eq(as.oauthConsent.userId, record.userId), eq(as.oauthConsent.clientId, clientId)));
-  if (!consent) return false;
-  await db
-    .insert(oauthGrants)
-    .values({
+  return db.transaction(async (tx) => {
+    const [consent] = await tx
+      .select({ id: as.oauthConsent.id })
+      .from(as.oauthConsent)
+      .where(
+        and(eq(as.oauthConsent.userId, record.userId), eq(as.oauthConsent.clientId, clientId)),
+      );
+    if (!consent) return false;
+    await tx
+      .delete(oauthGrants)
+      .where(and(eq(oauthGrants.userId, record.userId), eq(oauthGrants.clientId, clientId)));
+    await endClientTokens(tx, record.userId, clientId);
+    await tx.insert(oauthGrants).values({
       consentId: consent.id,
       organizationId: record.organizationId,
       userId: record.userId,
@@ -113,9 +108,76 @@ export async function openGrant(
       method: record.method,
       ...tokenColumns(record),
       expiresAt: sql`now() + make_interval(secs => ${params.lifetimeS})`,
+    });
+    return true;
+  });
+}
+
+/** The id of the member's current grant to a client: what its access tokens carry. */
+export async function currentGrantId(
+  db: Database,
+  userId: string,
+  clientId: string,
+): Promise<string | null> {
+  const [row] = await db
+    .select({ id: oauthGrants.id })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.userId, userId), eq(oauthGrants.clientId, clientId)));
+  return row?.id ?? null;
+}
+
+/** How the member's current grant to a client was opened, or null when there is none. */
+export async function grantRecordFor(
+  db: Database,
+  userId: string,
+  clientId: string,
+): Promise<SignInRecord | null> {
+  const [row] = await db
+    .select({
+      organizationId: oauthGrants.organizationId,
+      method: oauthGrants.method,
+      apiTokenId: oauthGrants.apiTokenId,
+      scopeCap: oauthGrants.scopeCap,
     })
-    .onConflictDoNothing();
-  return true;
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.userId, userId), eq(oauthGrants.clientId, clientId)));
+  if (!row) return null;
+  if (row.method === "idp") return { organizationId: row.organizationId, userId, method: "idp" };
+  if (!row.apiTokenId || !row.scopeCap) return null;
+  return {
+    ...row,
+    userId,
+    method: "api_token",
+    apiTokenId: row.apiTokenId,
+    scopeCap: row.scopeCap,
+  };
+}
+
+/** Whether two sign-ins are the same way in: the method, and for a token the same token and cap. */
+export function sameSignIn(a: SignInRecord, b: SignInRecord): boolean {
+  if (a.method === "idp" || b.method === "idp") return a.method === b.method;
+  return (
+    a.apiTokenId === b.apiTokenId &&
+    a.scopeCap.length === b.scopeCap.length &&
+    a.scopeCap.every((scope) => b.scopeCap.includes(scope))
+  );
+}
+
+/** Revokes the member's refresh tokens for a client and deletes its stored access tokens. */
+async function endClientTokens(db: Database | Tx, userId: string, clientId: string) {
+  await db
+    .delete(as.oauthAccessToken)
+    .where(and(eq(as.oauthAccessToken.userId, userId), eq(as.oauthAccessToken.clientId, clientId)));
+  await db
+    .update(as.oauthRefreshToken)
+    .set({ revoked: new Date() })
+    .where(
+      and(
+        eq(as.oauthRefreshToken.userId, userId),
+        eq(as.oauthRefreshToken.clientId, clientId),
+        isNull(as.oauthRefreshToken.revoked),
+      ),
+    );
 }
 
 /**

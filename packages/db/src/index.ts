@@ -78,11 +78,14 @@ export { exportMembers, type MemberExport } from "./export.ts";
 export { freePort } from "./free-port.ts";
 export {
   clipRefreshTokens,
+  currentGrantId,
   endBrowserSession,
   endMemberOAuth,
-  openGrant,
+  grantRecordFor,
   recordSignInSession,
+  replaceGrant,
   type SignInRecord,
+  sameSignIn,
   signInRecordFor,
 } from "./grant-records.ts";
 export {

@@ -107,28 +107,34 @@ export interface ResolvedGrant {
   organizationId: string;
   role: "member" | "manager";
   grantId: string;
+  /** A token sign-in's scopes, the most the grant's tokens carry; null for the IdP. */
+  scopeCap: string[] | null;
 }
 
 /**
- * The check behind a North access token (with its `iat`) or a refresh (`issuedAt` null): active
- * member, grant still in place, within its lifetime, its opening API token still live.
+ * The check behind a North access token (with the grant id it carries) or a refresh (`grantId`
+ * null): active member, grant still in place, within its lifetime, its opening API token still
+ * live (decision 029).
  */
 export async function resolveOAuthGrant(
   db: Database,
   userId: string,
   clientId: string,
-  issuedAt: number | null,
+  grantId: string | null,
 ): Promise<ResolvedGrant | null> {
-  const rows = await db.execute<{ organization_id: string; role: string; grant_id: string }>(
-    sql`select * from public.resolve_oauth_grant(${userId}::uuid, ${clientId},
-      ${issuedAt}::double precision)`,
-  );
+  const rows = await db.execute<{
+    organization_id: string;
+    role: string;
+    grant_id: string;
+    scope_cap: string[] | null;
+  }>(sql`select * from public.resolve_oauth_grant(${userId}::uuid, ${clientId}, ${grantId}::uuid)`);
   const row = rows[0];
   return row
     ? {
         organizationId: row.organization_id,
         role: row.role as ResolvedGrant["role"],
         grantId: row.grant_id,
+        scopeCap: row.scope_cap,
       }
     : null;
 }

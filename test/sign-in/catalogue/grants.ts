@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote source code, whose `${…}` must stay literal.
 import type { Check, Entry } from "../../../scripts/acceptance-mutations.ts";
 
 const SUITE = "test/security/sign-in-grants.test.ts";
@@ -17,13 +18,29 @@ const CAP = "the scope cap of a token sign-in lives on the server";
 const ENDS = "a grant ends when what opened it ends";
 
 /** The suites of this concern whose every check needs an entry below. */
-export const SUITES: readonly string[] = [SUITE];
+export const SUITES: readonly string[] = [SUITE, "test/security/sign-in-grant-reuse.test.ts"];
 
 const uncapped = {
   file: ENTITLEMENT,
   find: "return allowed.filter((s) => s === OFFLINE_ACCESS || record.scopeCap.includes(s));",
   replace: "return allowed;",
   why: "a token sign-in grants the role's whole entitlement, not the token's scopes",
+};
+
+const REUSE_SUITE = "test/security/sign-in-grant-reuse.test.ts";
+const reuse = (describe: string, title: string): Check => ({
+  file: REUSE_SUITE,
+  name: `${describe} ${title}`,
+});
+const REMEMBERED = "a remembered consent is reused only by the sign-in that opened its grant";
+const SESSION_RECORD = "apps/mcp-server/src/sign-in/protocol.ts";
+const OAUTH = "apps/mcp-server/src/oauth.ts";
+
+const consentAlwaysReused = {
+  file: SESSION_RECORD,
+  find: 'if (!reusable) params.set("prompt", "consent");',
+  replace: "",
+  why: "a remembered consent answers any signed-in session with a code, whoever opened its grant",
 };
 
 export const MUTATIONS: readonly Entry[] = [
@@ -51,8 +68,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: DEFINERS,
-      find: "AND (g.api_token_id IS NULL OR EXISTS (",
-      replace: "AND (true OR EXISTS (",
+      find: 'AND (g.api_token_id IS NULL OR (${TOKEN_LIVE("g.api_token_id", "p_user_id")}',
+      replace: "AND (g.api_token_id IS NULL OR (true",
       why: "the grant check forgets the API token that opened the grant",
     },
   },
@@ -60,8 +77,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: check(ENDS, "an expired API token ends the grant it opened"),
     mutation: {
       file: DEFINERS,
-      find: "AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())))",
-      replace: "AND true))",
+      find: "AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now()))`;",
+      replace: "AND true)`;",
       why: "the grant check reads the opening token's revocation but not its expiry",
     },
   },
@@ -126,8 +143,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: DEFINERS,
-      find: "AND (p_issued_at IS NULL",
-      replace: "AND (true",
+      find: "AND (p_grant_id IS NULL OR g.id = p_grant_id)",
+      replace: "AND true",
       why: "the grant check asks only whether some consent exists for the pair",
     },
   },
@@ -141,6 +158,116 @@ export const MUTATIONS: readonly Entry[] = [
       find: "await deps.sessions.end(c.req.raw.headers);",
       replace: "",
       why: "sign-out shows its page but leaves the session open",
+    },
+  },
+  {
+    check: reuse(
+      REMEMBERED,
+      "a manager's read-only token asking for admin alone gets no admin from the manager's consent",
+    ),
+    mutation: consentAlwaysReused,
+  },
+  {
+    check: reuse(
+      REMEMBERED,
+      "a read-only token asking for the write scopes alone gets none of them",
+    ),
+    mutation: consentAlwaysReused,
+  },
+  {
+    check: reuse(
+      REMEMBERED,
+      "a leaked token's sign-in cannot mint tokens under the grant the member's own token opened",
+    ),
+    mutation: {
+      file: SESSION_RECORD,
+      find: "return opened !== null && sameSignIn(opened, signedIn.record);",
+      replace: "return opened !== null;",
+      why: "any sign-in of the member reuses a grant another token opened",
+    },
+  },
+  {
+    check: reuse(
+      REMEMBERED,
+      "the member's own sign-in reuses the remembered consent without asking",
+    ),
+    mutation: {
+      file: SESSION_RECORD,
+      find: "return opened !== null && sameSignIn(opened, signedIn.record);",
+      replace: "return false;",
+      why: "North asks for consent again at every authorization, remembered or not",
+    },
+  },
+  {
+    check: reuse(
+      REMEMBERED,
+      "a browser session opened with a token mints nothing once that token is revoked",
+    ),
+    mutation: {
+      file: DEFINERS,
+      find: 'AND (r.api_token_id IS NULL OR (${TOKEN_LIVE("r.api_token_id", "p_user_id")}',
+      replace: 'AND (true OR (${TOKEN_LIVE("r.api_token_id", "p_user_id")}',
+      why: "a browser session's record outlives the API token that opened it",
+    },
+  },
+  {
+    check: reuse(
+      REMEMBERED,
+      "every access token is capped by what opened its grant, whatever scopes it names",
+    ),
+    mutation: {
+      file: OAUTH,
+      find: "(!grant.scopeCap || grant.scopeCap.includes(s))",
+      replace: "true",
+      why: "the resource server trusts the token's scopes over the grant's cap",
+    },
+  },
+  {
+    check: reuse(
+      "the token endpoint reads each parameter once",
+      "refuses a refresh that names its refresh token twice",
+    ),
+    mutation: {
+      file: PROTOCOL,
+      find: "if (new Set(names).size !== names.length) {",
+      replace: "if (false) {",
+      why: "North checks a parameter's first value while the library uses its last",
+    },
+  },
+  {
+    check: reuse(
+      "a re-consent and a refused consent",
+      "a token the thief minted just before the member reconnects is refused after it",
+    ),
+    mutation: {
+      file: DEFINERS,
+      find: "AND (p_grant_id IS NULL OR g.id = p_grant_id)",
+      replace: "AND true",
+      why: "the grant check ignores which grant the token was issued under",
+    },
+  },
+  {
+    check: reuse(
+      "a re-consent and a refused consent",
+      "a consent page whose request no longer holds shows North's page and leaves the grant",
+    ),
+    mutation: {
+      file: CONSENT,
+      find: "if (!result?.url) return consentExpired(c);",
+      replace: 'if (!result?.url) throw new Error("the consent endpoint refused");',
+      why: "a refused consent reaches the browser as an internal error",
+    },
+  },
+  {
+    check: reuse(
+      "an organisation that moves to an IdP",
+      "ends its token sign-ins: sessions mint nothing, grants opened by token are refused",
+    ),
+    mutation: {
+      file: DEFINERS,
+      find: 'AND ${TOKEN_SIGN_IN_ALLOWED("g.organization_id")}))',
+      replace: "))",
+      why: "a grant opened by token outlives the organisation's move to an IdP",
     },
   },
 ];

@@ -7,6 +7,7 @@ import { oauthProviderAuthServerMetadata } from "@better-auth/oauth-provider";
 import {
   activeMemberForUser,
   authorizationServerTables,
+  currentGrantId,
   type Database,
   ensureAuthorizationServerUser,
 } from "@north/db";
@@ -15,6 +16,7 @@ import { createAuthEndpoint } from "better-auth/api";
 import { setSessionCookie } from "better-auth/cookies";
 import { jwt } from "better-auth/plugins";
 import { z } from "zod";
+import { GRANT_CLAIM } from "../oauth.ts";
 import { SCOPES } from "../principal.ts";
 
 /** Access tokens live at most this long (SPEC §3a: ≤ 1 hour). */
@@ -46,6 +48,12 @@ export const CONSENT_PATH = "/sign-in/consent";
  */
 export const OFFLINE_ACCESS = "offline_access";
 export const AS_SCOPES = [...SCOPES, OFFLINE_ACCESS] as const;
+
+/** What the library hands an access-token claim extension (the fields North reads). */
+interface GrantClaimInput {
+  user?: { id: string } | null;
+  client?: { clientId: string } | null;
+}
 
 export interface AuthorizationServerOptions {
   /** Pool on the app login role: the library's tables are in `north_auth`. */
@@ -142,6 +150,21 @@ export function createAuthorizationServer(options: AuthorizationServerOptions) {
           const member = user ? await activeMemberForUser(options.db, user.id) : null;
           return member ? { north_org: member.organizationId } : {};
         },
+        // The grant the token is issued under (decision 029): the resource server accepts it only
+        // while that very grant holds, so tokens of a grant revoked before a re-consent stay dead.
+        extensions: [
+          {
+            claims: {
+              accessToken: async ({ user, client }: GrantClaimInput) => {
+                const grant =
+                  user && client
+                    ? await currentGrantId(options.db, user.id, client.clientId)
+                    : null;
+                return grant ? { [GRANT_CLAIM]: grant } : {};
+              },
+            },
+          },
+        ],
       }),
       cimd({
         fetchClientMetadataResource: options.fetchClientMetadata,

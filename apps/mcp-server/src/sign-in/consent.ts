@@ -2,10 +2,9 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import {
   authorizationServerTables as ast,
   type Database,
-  openGrant,
   organizationName,
   recordAudit,
-  revokeClientAccess,
+  replaceGrant,
   type TargetFingerprint,
   withTenant,
 } from "@north/db";
@@ -116,17 +115,20 @@ export function buildConsentRoutes(deps: ConsentDeps) {
     const grantable = context.scopes.some((s) => s !== OFFLINE_ACCESS);
     const accept = form.decision === "allow" && grantable;
     const tenant = { organizationId: context.member.organizationId, userId: context.userId };
-    // Each consent opens a new grant (decision 029): an earlier one for this client ends first,
-    // and its access tokens stay refused (they were issued before the new grant).
-    if (accept) await revokeClientAccess(deps.db, context.userId, context.clientId);
     // Whatever the form posted, the grant is the request narrowed to what this sign-in may grant.
-    const result = await deps.as.consent(c.req.raw.headers, {
-      accept,
-      ...(accept ? { scope: context.scopes.join(" ") } : {}),
-      oauth_query: continueQuery,
-    });
+    // The library checks its signed query first: a tampered or stale one changes nothing.
+    const result = await deps.as
+      .consent(c.req.raw.headers, {
+        accept,
+        ...(accept ? { scope: context.scopes.join(" ") } : {}),
+        oauth_query: continueQuery,
+      })
+      .catch(() => null);
+    if (!result?.url) return consentExpired(c);
+    // Each allowed consent opens a new grant (decision 029): an earlier one for this client ends,
+    // and its access tokens, which name it, stay refused.
     if (accept) {
-      const opened = await openGrant(deps.db, {
+      const opened = await replaceGrant(deps.db, {
         clientId: context.clientId,
         record: context.record,
         lifetimeS: GRANT_LIFETIME_S,
@@ -141,9 +143,7 @@ export function buildConsentRoutes(deps: ConsentDeps) {
         target: deps.fingerprint(context.clientId),
       }),
     );
-    const location = result.url;
-    if (!location) throw new Error("the consent endpoint returned no redirect");
-    return c.redirect(location, 303);
+    return c.redirect(result.url, 303);
   });
 
   // Sign-out of the authorization server's browser session: on a shared browser, nobody can

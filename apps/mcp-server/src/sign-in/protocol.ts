@@ -3,8 +3,10 @@ import {
   authorizationServerTables as ast,
   clipRefreshTokens,
   type Database,
+  grantRecordFor,
   resolveOAuthGrant,
   revokeClientAccess,
+  sameSignIn,
   type TargetFingerprint,
 } from "@north/db";
 import { eq } from "drizzle-orm";
@@ -15,7 +17,7 @@ import { describeError } from "../logger.ts";
 import { SCOPES } from "../principal.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
 import { authorizeAnswer } from "./authorize-answer.ts";
-import type { BrowserSessions } from "./browser-session.ts";
+import type { BrowserSessions, SignedIn } from "./browser-session.ts";
 import { revokeAndAudit, storedTokenHash } from "./grants.ts";
 import { observeMetadataFetches } from "./metadata-fetch.ts";
 import { messagePage } from "./pages.ts";
@@ -159,6 +161,18 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
   app.get("/.well-known/oauth-authorization-server", (c) => metadata(c.req.raw));
   app.get(`/.well-known/oauth-authorization-server${AS_BASE_PATH}`, (c) => metadata(c.req.raw));
 
+  /**
+   * Whether the member's current grant to the client is live and was opened the way this
+   * browser session signed in (the same method; for a pasted token, the same token and cap).
+   */
+  const grantHolds = async (signedIn: SignedIn, clientId: string): Promise<boolean> => {
+    if (!clientId || !(await resolveOAuthGrant(deps.db, signedIn.userId, clientId, null))) {
+      return false;
+    }
+    const opened = await grantRecordFor(deps.db, signedIn.userId, clientId);
+    return opened !== null && sameSignIn(opened, signedIn.record);
+  };
+
   // Authorization: PKCE S256 and RFC 8707 `resource` are required before the library sees the
   // request; the scope is what the member may hold, plus the refresh-token scope.
   app.get(`${AS_BASE_PATH}/oauth2/authorize`, async (c) => {
@@ -188,14 +202,15 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     const signedIn = await deps.sessions.current(c.req.raw.headers);
     if (signedIn) {
       const narrowed = scopes.filter((s) => signedIn.grantable.includes(s));
+      // The library answers a remembered consent with a code at once, without asking. It may
+      // only when this sign-in may grant what is asked and opened the grant it would reuse;
+      // otherwise the consent page decides (a new grant bound to this sign-in, or nothing).
+      const reusable =
+        narrowed.some((s) => s !== OFFLINE_ACCESS) &&
+        (await grantHolds(signedIn, params.get("client_id") ?? ""));
       // Nothing left: keep the request as it was, so the consent page can say so.
       if (narrowed.some((s) => s !== OFFLINE_ACCESS)) scopes = narrowed;
-      // A remembered consent whose grant has ended (lifetime, its API token, or no record of
-      // what opened it) is dropped, so the library asks for consent again.
-      const clientId = params.get("client_id") ?? "";
-      if (clientId && !(await resolveOAuthGrant(deps.db, signedIn.userId, clientId, null))) {
-        await revokeClientAccess(deps.db, signedIn.userId, clientId);
-      }
+      if (!reusable) params.set("prompt", "consent");
     }
     if (!scopes.includes(OFFLINE_ACCESS)) scopes.push(OFFLINE_ACCESS);
     params.set("scope", scopes.join(" "));
@@ -307,6 +322,13 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
         .clone()
         .formData()
         .catch(() => null);
+      // RFC 6749 §3.1: no parameter twice. North's checks read a parameter's first value and
+      // the library's parser its last, so a repeated one could pass one and reach the other.
+      const names = form ? [...form.keys()] : [];
+      if (new Set(names).size !== names.length) {
+        const error_description = "a request parameter appears more than once";
+        return c.json({ error: "invalid_request", error_description }, 400);
+      }
       if (form?.has("client_assertion") || form?.has("client_assertion_type")) {
         const error_description = "client assertions (private_key_jwt) are not supported";
         return c.json({ error: "invalid_client", error_description }, 401);

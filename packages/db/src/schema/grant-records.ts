@@ -46,12 +46,14 @@ export const signInSessions = northAuthSchema.table(
 /**
  * What opened a grant (the library's `oauth_consent` row), and when it ends: 30 days after the
  * consent whatever the refresh rotation, or earlier when the API token that opened it is revoked
- * or expires. A re-consent is a new grant (a new row, a new `granted_at`), so an access token
- * issued before it (`iat` < `granted_at`) stays refused.
+ * or expires. A re-consent is a new grant (a new row, a new `id`), so an access token issued
+ * under an earlier one (its `north_grant` claim) stays refused.
  */
 export const oauthGrants = northAuthSchema.table(
   "oauth_grant",
   {
+    /** The grant's generation: access tokens carry it (`north_grant`), and only it holds. */
+    id: uuid("id").notNull().unique().defaultRandom(),
     consentId: text("consent_id")
       .primaryKey()
       .references(() => oauthConsent.id, { onDelete: "cascade" }),
