@@ -375,8 +375,12 @@ export const SIGN_IN_MEMBER_FUNCTION = "sign_in_member";
  * (issuer, subject) pair bound at an earlier sign-in, else by the verified email among the
  * organisation's active members, compared after the one email normalisation (email.ts: no
  * `lower()`, so a non-ASCII look-alike never matches an ASCII member), which then binds the pair.
+ * The email match needs the address's domain to be one of the organisation's `sso_domains`
+ * ("by verified email within the organisation's domains"): a shared or multi-tenant IdP that
+ * vouches for an address elsewhere does not sign in the member holding it.
  * `outcome` says which, or why nobody matched: `not_member` (no such active member — there is no
- * self-signup) or `bound_elsewhere` (the member is already bound to another subject at this
+ * self-signup), `domain_not_allowed` (the email is outside the organisation's domains) or
+ * `bound_elsewhere` (the member is already bound to another subject at this
  * issuer: an email the IdP moved to another account does not inherit the member). The
  * organisation is the transaction's tenant (`north.organization_id`), never an argument; without
  * one it raises 42501.
@@ -406,6 +410,12 @@ BEGIN
   IF EXISTS (SELECT 1 FROM public.member_identities i
              WHERE i.issuer = p_issuer AND i.subject = p_subject) THEN
     RETURN QUERY SELECT NULL::uuid, NULL::text, 'not_member'::text;
+    RETURN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM public.sso_domains d
+                 WHERE d.organization_id = v_organization_id
+                   AND d.domain = pg_catalog.substring(${normalizedEmailSql("p_email")}, '@([^@]+)$')) THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'domain_not_allowed'::text;
     RETURN;
   END IF;
   SELECT m.user_id, m.role INTO v_user, v_role

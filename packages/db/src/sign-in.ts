@@ -50,7 +50,12 @@ export async function ssoConnectionForOrganization(
   return toConnection(rows[0]);
 }
 
-export type SignInOutcome = "bound" | "matched" | "not_member" | "bound_elsewhere";
+export type SignInOutcome =
+  | "bound"
+  | "matched"
+  | "not_member"
+  | "domain_not_allowed"
+  | "bound_elsewhere";
 
 export interface SignInMatch {
   outcome: SignInOutcome;

@@ -6,13 +6,14 @@ import * as idp from "./idp.ts";
 import * as metadata from "./metadata.ts";
 import * as metering from "./metering.ts";
 import * as registration from "./registration.ts";
+import * as review from "./review.ts";
 
 /**
  * The sign-in attack suites of issue 21 (SPEC §3a's last bullets) and, for each check, the
  * product mutation that turns it red. One file per concern, beside the suites it guards, so a
  * change to one concern edits one file; scripts/acceptance-mutations.ts gathers them.
  */
-const parts = [grants, idp, registration, metadata, metering, definers, claudeCode];
+const parts = [grants, idp, registration, metadata, metering, definers, claudeCode, review];
 
 export const SIGN_IN_SUITES: readonly string[] = parts.flatMap((part) => part.SUITES);
 export const SIGN_IN_MUTATIONS: readonly Entry[] = parts.flatMap((part) => part.MUTATIONS);

@@ -8,19 +8,33 @@ const MAX_SHOWN_NAME = 80;
 const UNNAMED = "An unnamed app";
 
 /**
- * A URL with a scheme, or a domain name (ending in letters; full-width dots included), up to a
- * closing bracket.
+ * A URL with a scheme, or a domain name (ending in letters; the ideographic full stop and the
+ * dot-like marks NFKC keeps included), up to a closing bracket. Matched after {@link readable}.
  */
 const WEB_ADDRESS =
-  /[a-z][a-z0-9+.-]*:\/\/[^\s)\]}>]*|(?:[\p{L}\p{N}-]+[.\u3002\uff0e\uff61])+\p{L}{2,}[\p{L}\p{N}-]*(?::\d+)?(?:[/?#][^\s)\]}>]*)?/giu;
+  /[a-z][a-z0-9+.-]*:\/\/[^\s)\]}>]*|(?:[\p{L}\p{N}-]+[.\u3002\u00b7\u2027\u2219\u22c5\u30fb])+\p{L}{2,}[\p{L}\p{N}-]*(?::\d+)?(?:[/?#][^\s)\]}>]*)?/giu;
+
+/**
+ * Characters a page renders as nothing: format characters (zero-width space, bidi marks…),
+ * other default-ignorable ones (Hangul fillers, variation selectors) and controls other than
+ * white space.
+ */
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]|(?!\s)\p{Cc}/gu;
+
+/**
+ * A name as a person reads it: compatibility forms folded (NFKC: U+2024 ONE DOT LEADER is a
+ * dot, full-width letters are letters) and invisible characters dropped, so a look-alike of a
+ * web address is matched as the address it reads as.
+ */
+const readable = (name: string) => name.normalize("NFKC").replace(INVISIBLE, "");
 
 /**
  * A client's self-declared name as the consent page shows it: without web addresses, so a name
- * like "Claude (https://claude.ai)" cannot borrow a site the page does not vouch for — the page
- * names the hosts itself.
+ * like "Claude (https://claude.ai)" — or one spelled with look-alike dots or invisible characters
+ * — cannot borrow a site the page does not vouch for; the page names the hosts itself.
  */
 export function shownClientName(name: string | null): string {
-  const shown = (name ?? "")
+  const shown = readable(name ?? "")
     .replace(WEB_ADDRESS, "")
     .replace(/[([{<]\s*[)\]}>]/g, "")
     .replace(/\s+/g, " ")

@@ -337,9 +337,9 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     });
   }
 
-  // Token endpoint: a spent refresh token presented after the grace window revokes the whole
-  // grant (the library revokes the refresh family; North also drops the consent the resource
-  // server checks, and records it).
+  // Token endpoint: a spent refresh token presented after the grace window, or an authorization
+  // code presented again, revokes the whole grant (the library revokes the refresh family; North
+  // also drops the consent the resource server checks, and records it).
   app.post(`${AS_BASE_PATH}/oauth2/token`, async (c) => {
     const form = await c.req.raw
       .clone()
@@ -347,6 +347,21 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
       .catch(() => null);
     const refresh = form?.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
     const row = typeof refresh === "string" ? await refreshTokenRow(refresh) : null;
+    // A code already redeemed: the library keeps no record of a spent code, but every refresh
+    // token of its grant carries the code's id (its stored hash), rotations included. Read before
+    // the library answers, for it deletes those tokens when it refuses the replay.
+    const code = form?.get("grant_type") === "authorization_code" ? form.get("code") : null;
+    const [redeemed] =
+      typeof code === "string"
+        ? await deps.db
+            .select({
+              userId: ast.oauthRefreshToken.userId,
+              clientId: ast.oauthRefreshToken.clientId,
+            })
+            .from(ast.oauthRefreshToken)
+            .where(eq(ast.oauthRefreshToken.authorizationCodeId, storedTokenHash(code)))
+            .limit(1)
+        : [];
     // A refresh of a grant that has ended — member removed, 30 days since consent, its API
     // token revoked or expired — is refused before the library can rotate it (decision 029).
     if (
@@ -363,6 +378,9 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
       );
     }
     const response = await forward(c.req.raw);
+    // RFC 6749 §4.1.2: a code used twice revokes what it issued — the grant, whose access
+    // tokens (JWTs the library cannot recall) the resource server then refuses.
+    if (redeemed && response.status === 400) await revokeFor(redeemed, "code_reuse");
     if (row?.revoked && response.status === 400) {
       const withinGrace = row.replayUntil !== null && row.replayUntil > new Date();
       if (!withinGrace) await revokeFor(row, "refresh_reuse");

@@ -19,6 +19,7 @@ import { describeError } from "../logger.ts";
 import { AS_BASE_PATH, type AuthorizationServer } from "./authorization-server.ts";
 import type { BrowserSessions } from "./browser-session.ts";
 import { buildConsentRoutes, continueOf } from "./consent.ts";
+import { signInForms } from "./form-body.ts";
 import {
   type IdentityProviders,
   IdpLoginError,
@@ -86,6 +87,7 @@ export function buildSignInRoutes(deps: SignInDeps) {
     await next();
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.header(name, value);
   });
+  app.use("*", signInForms);
 
   app.get("/style.css", (c) => {
     c.header("Content-Type", "text/css; charset=utf-8");
@@ -306,12 +308,19 @@ export function buildSignInRoutes(deps: SignInDeps) {
         c,
         login.organizationId,
         match.outcome,
-        {
-          title: "Not a member",
-          message: `${identity.email} is not a member of this North workspace.`,
-          hint: "North has no self-signup: ask your manager to add you (north member add).",
-          status: 403,
-        },
+        match.outcome === "domain_not_allowed"
+          ? {
+              title: "Not a member",
+              message: `${identity.email} is outside the email domains this North workspace signs in with.`,
+              hint: "Sign in at your firm's identity provider with your work address.",
+              status: 403,
+            }
+          : {
+              title: "Not a member",
+              message: `${identity.email} is not a member of this North workspace.`,
+              hint: "North has no self-signup: ask your manager to add you (north member add).",
+              status: 403,
+            },
         identity.email,
       );
     }
