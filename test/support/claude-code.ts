@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createMetadataFetch } from "@north/mcp-server";
+import type { Browser, Page } from "playwright-core";
 import { ROOT } from "./processes.ts";
 import { selfSignedCertificate } from "./tls.ts";
 
@@ -149,6 +150,8 @@ export interface ClaudeCode {
   start(args: string[]): ClaudeProcess;
   /** Waits for the next URL the CLI asks its browser to open (the authorization URL). */
   nextBrowserUrl(timeoutMs?: number): Promise<URL>;
+  /** Every URL the CLI has asked its browser to open so far. */
+  browserUrls(): Promise<URL[]>;
   /** Its stored MCP OAuth state, by its own key. */
   oauthEntries(): Promise<ClaudeOAuthEntry[]>;
   /** Rewrites its stored MCP OAuth state (e.g. to make an access token look expired). */
@@ -271,6 +274,12 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
         await new Promise((r) => setTimeout(r, 100));
       }
     },
+    async browserUrls() {
+      return (await readFile(urls, "utf8"))
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => new URL(line));
+    },
     async oauthEntries() {
       return Object.values((await readCredentials()).mcpOAuth ?? {});
     },
@@ -284,4 +293,43 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
       await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/** `claude mcp add` North's MCP endpoint as a user-scoped HTTP server named `north`. */
+export async function addNorth(claude: ClaudeCode, mcpUrl: string): Promise<void> {
+  const added = await claude.run([
+    "mcp",
+    "add",
+    "--transport",
+    "http",
+    "-s",
+    "user",
+    "north",
+    mcpUrl,
+  ]);
+  if (added.code !== 0) throw new Error(`claude mcp add failed: ${added.stderr}`);
+}
+
+/**
+ * Claude Code's browser step, in a fresh Chromium context: opens the next URL the CLI asked its
+ * browser to open (its authorization URL), runs `steps` on North's pages, and waits until the
+ * CLI's own loopback listener has received the code. Returns the URL Claude Code built.
+ */
+export async function authorizeInChromium(
+  claude: ClaudeCode,
+  browser: Browser,
+  steps: (page: Page) => Promise<void>,
+  timeoutMs?: number,
+): Promise<URL> {
+  const authorizeUrl = await claude.nextBrowserUrl(timeoutMs);
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(authorizeUrl.toString());
+    await steps(page);
+    await page.waitForURL(/^http:\/\/localhost:\d+\/callback\?code=/, { timeout: 15_000 });
+    return authorizeUrl;
+  } finally {
+    await context.close();
+  }
 }
