@@ -270,6 +270,8 @@ describe("Claude Code: a manager gets the member scopes and steps up to admin", 
     expect((await managerGrant())?.scopes).toEqual(expect.arrayContaining(STEP_UP_SCOPES));
     const entry = await northEntry();
     expect(tokenScopes(entry)).toEqual(expect.arrayContaining(STEP_UP_SCOPES));
+    // Claude Code still holds the step-up scope after that login.
+    expect(entry.stepUpScope).toBe(STEP_UP_SCOPES.join(" "));
     expect(retried.run.code, retried.run.stdout + retried.run.stderr).toBe(0);
     expect(retried.answers.map((a) => a.status)).not.toContain(403);
     expect(retried.result?.isError, retried.result?.text).toBe(false);
