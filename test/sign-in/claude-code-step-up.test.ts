@@ -4,10 +4,12 @@
  * manager signs in on North's page with an API token that has all four scopes, so nothing but
  * what Claude Code asks for keeps `admin` out of the grant. Then `claude -p` (a stand-in
  * Messages API asks for it) erases what a colleague wrote about a client: North answers 403
- * insufficient_scope naming `admin`, and this suite records what Claude Code does with it.
+ * insufficient_scope naming `admin`, and this suite records what Claude Code does with it, in
+ * `-p` mode and in an interactive session (decision 030, "Measured with Claude Code 2.1.197").
  *
  * Each stage runs once, in whichever check first needs it ({@link signedIn}, {@link steppedUp},
- * {@link reauthorized}), so each check also runs alone (the acceptance-mutation runner does).
+ * {@link reauthenticatedInSession}, {@link reauthorized}), so each check also runs alone (the
+ * acceptance-mutation runner does).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -118,6 +120,15 @@ async function colleaguesLiveMemories(): Promise<number> {
   return row?.n ?? -1;
 }
 
+/** Waits until `done()` holds. */
+async function until(done: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** `claude mcp login north`, its browser step in Chromium as the manager. */
 async function login(): Promise<{ authorizeUrl: URL; run: ClaudeRun }> {
   const running = claude.start(["mcp", "login", "north"]);
@@ -215,11 +226,69 @@ function steppedUp() {
   return steppingUp;
 }
 
+let inSession: Promise<{
+  result: SeenToolResult | undefined;
+  answers: McpAnswer[];
+  authorizeUrl: URL;
+}> | null = null;
+/**
+ * After the refused `claude -p`: the same request in an interactive session, then `/mcp` →
+ * north → "Re-authenticate", up to the URL it opens (not followed: the next login does). Once.
+ */
+function reauthenticatedInSession() {
+  inSession ??= (async () => {
+    await steppedUp();
+    const answersBefore = server.mcpAnswers.length;
+    const resultsBefore = messages.toolResults.length;
+    const session = await claude.interactive([
+      "--allowedTools",
+      "mcp__north__north__memory_forget",
+    ]);
+    try {
+      await session.waitForScreen(/forshortcuts/);
+      messages.script({ tool: "north__memory_forget", input: SUBJECT });
+      // The session connects to North in the background: a prompt sent before North's tools
+      // are loaded is answered without them (the scripted call stays pending), so ask again.
+      for (let attempt = 0; ; attempt += 1) {
+        const asked = messages.offeredTools.length;
+        session.type("Forget everything we hold about Acme SAS.");
+        await new Promise((r) => setTimeout(r, 500));
+        session.type("\r");
+        await until(() => messages.offeredTools.length > asked);
+        if (messages.offeredTools.at(-1)?.some((tool) => tool.endsWith("memory_forget"))) break;
+        expect(attempt, "North's tools never reached the session").toBeLessThan(5);
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+      // The tool's result reaches the model with the next request; the session then warns.
+      await until(() => messages.toolResults.length > resultsBefore);
+      const result = messages.toolResults
+        .slice(resultsBefore)
+        .find((r) => r.toolName.endsWith("forget"));
+      await session.waitForScreen(/1MCPserverneedsauthentication·run\/mcp/);
+      await new Promise((r) => setTimeout(r, 1_000));
+      session.type("/mcp");
+      await session.waitForScreen(/\/mcpManageMCPservers/);
+      session.type("\r");
+      await session.waitForScreen(/△needsauthentication/);
+      session.type("\r");
+      await session.waitForScreen(/Re-authenticate/);
+      session.type("\r");
+      const authorizeUrl = await claude.nextBrowserUrl();
+      return { result, answers: server.mcpAnswers.slice(answersBefore), authorizeUrl };
+    } finally {
+      await session.stop();
+    }
+  })();
+  return inSession;
+}
+
 let reauthorizing: Promise<{ authorizeUrl: URL; run: ClaudeRun; retried: ForgetRun }> | null = null;
 /** After the refused erasure: `claude mcp login north` again, then the same `claude -p`. */
 function reauthorized() {
   reauthorizing ??= (async () => {
     await steppedUp();
+    // Run alone or after it, never beside the session (both open Claude Code's browser).
+    await inSession?.catch(() => undefined);
     const { authorizeUrl, run } = await login();
     return { authorizeUrl, run, retried: await forgetThroughClaude() };
   })();
@@ -261,6 +330,16 @@ describe("Claude Code: a manager gets the member scopes and steps up to admin", 
     expect(after.stepUpScope).toBe(STEP_UP_SCOPES.join(" "));
     const listed = await claude.run(["mcp", "list"]);
     expect(listed.stdout.split("\n").find((line) => line.startsWith("north"))).toMatch(/Connected/);
+  });
+
+  it("marks North as needing authentication in a session, whose /mcp re-authentication asks for admin", async () => {
+    const { result, answers, authorizeUrl } = await reauthenticatedInSession();
+    expect(answers.at(-1)?.status).toBe(403);
+    expect(result?.isError).toBe(true);
+    expect(result?.text).toBe('MCP server "north" requires re-authorization (token expired)');
+    expect(await colleaguesLiveMemories()).toBe(2);
+    expect(authorizeUrl.searchParams.get("client_id")).toBe(CLAUDE_CODE_CLIENT_ID);
+    expect(authorizeUrl.searchParams.get("scope")?.split(" ")).toEqual(STEP_UP_SCOPES);
   });
 
   it("asks for admin at the next `claude mcp login north`, and the retried call erases it all", async () => {

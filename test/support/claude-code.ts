@@ -5,6 +5,7 @@ import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { createMetadataFetch } from "@north/mcp-server";
 import type { Browser, Page } from "playwright-core";
 import { ROOT } from "./processes.ts";
@@ -127,6 +128,19 @@ export interface ClaudeProcess {
   stop(): Promise<void>;
 }
 
+/** An interactive session on a pseudo-terminal: keys typed into it, and what it has shown. */
+export interface ClaudeSession extends ClaudeProcess {
+  type(keys: string): void;
+  /**
+   * Waits until what the session has shown matches `pattern`, its escape sequences and
+   * whitespace removed (the interface moves its cursor between words, so spaces do not survive).
+   */
+  waitForScreen(pattern: RegExp, timeoutMs?: number): Promise<void>;
+}
+
+/** Terminal output as plain text without whitespace or escape sequences. */
+const screenText = (output: string) => stripVTControlCharacters(output).replace(/\s+/g, "");
+
 /** One server's OAuth state as Claude Code keeps it in `~/.claude/.credentials.json`. */
 export interface ClaudeOAuthEntry {
   serverName: string;
@@ -148,6 +162,12 @@ export interface ClaudeCode {
    * run its browser flow when stdin is not a terminal.
    */
   start(args: string[]): ClaudeProcess;
+  /**
+   * An interactive session (`claude` with no `-p`), its first-run dialogs answered in
+   * `~/.claude.json` the way a person answers them once: onboarding done, the dummy API key
+   * approved, the working directory trusted.
+   */
+  interactive(args: string[]): Promise<ClaudeSession>;
   /** Waits for the next URL the CLI asks its browser to open (the authorization URL). */
   nextBrowserUrl(timeoutMs?: number): Promise<URL>;
   /** Every URL the CLI has asked its browser to open so far. */
@@ -248,9 +268,34 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
       mcpOAuth?: Record<string, ClaudeOAuthEntry>;
     };
 
+  const configFile = path.join(home, ".claude.json");
+  const interactive = async (args: string[]): Promise<ClaudeSession> => {
+    const config = JSON.parse(await readFile(configFile, "utf8").catch(() => "{}"));
+    config.hasCompletedOnboarding = true;
+    config.theme = "dark";
+    config.customApiKeyResponses = { approved: [env.ANTHROPIC_API_KEY?.slice(-20)], rejected: [] };
+    config.projects = { ...config.projects, [work]: { hasTrustDialogAccepted: true } };
+    await writeFile(configFile, JSON.stringify(config));
+    const session = start(args);
+    return {
+      ...session,
+      type: (keys) => session.child.stdin?.write(keys),
+      async waitForScreen(pattern, timeoutMs = 30_000) {
+        const deadline = Date.now() + timeoutMs;
+        while (!pattern.test(screenText(session.output()))) {
+          if (Date.now() > deadline) {
+            throw new Error(`never showed ${pattern}; showed:\n${screenText(session.output())}`);
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
+    };
+  };
+
   return {
     home,
     start,
+    interactive,
     async run(args, timeoutMs = 60_000) {
       const running = launch(CLAUDE_BIN, args);
       running.child.stdin?.end();

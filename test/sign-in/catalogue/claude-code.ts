@@ -170,6 +170,18 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: CLAUDE_CODE_STEP_UP,
+      name: `${MANAGER} marks North as needing authentication in a session, whose /mcp re-authentication asks for admin`,
+    },
+    mutation: {
+      file: FORGET,
+      why: "the step-up asks members, who can never hold admin, instead of managers",
+      find: '    if (ctx.principal.role !== "manager" || ctx.principal.scopes.includes("admin")) return [];',
+      replace: '    if (ctx.principal.role !== "member") return [];',
+    },
+  },
+  {
+    check: {
+      file: CLAUDE_CODE_STEP_UP,
       name: `${MANAGER} asks for admin at the next \`claude mcp login north\`, and the retried call erases it all`,
     },
     mutation: {
