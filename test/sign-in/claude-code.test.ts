@@ -16,6 +16,8 @@ import { and, eq } from "drizzle-orm";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  addNorth,
+  authorizeInChromium,
   CLAUDE_CODE_CLIENT_ID,
   CLAUDE_CODE_DOCUMENT,
   type ClaudeCode,
@@ -100,27 +102,16 @@ let signingIn: Promise<SignedIn> | null = null;
  */
 function signedIn(): Promise<SignedIn> {
   signingIn ??= (async () => {
-    const added = await claude.run([
-      "mcp",
-      "add",
-      "--transport",
-      "http",
-      "-s",
-      "user",
-      "north",
-      `${server.base}/mcp`,
-    ]);
-    expect(added.code, added.stderr).toBe(0);
+    await addNorth(claude, `${server.base}/mcp`);
     const login = claude.start(["mcp", "login", "north"]);
     try {
-      const authorizeUrl = await claude.nextBrowserUrl();
-      const page = await (await browser.newContext()).newPage();
-      await page.goto(authorizeUrl.toString());
-      await signInWithToken(page, token);
-      await page.waitForSelector('button[value="allow"]');
-      const consent = (await page.textContent("main")) ?? "";
-      await decide(page, "allow");
-      await page.waitForURL(/^http:\/\/localhost:\d+\/callback\?code=/, { timeout: 15_000 });
+      let consent = "";
+      const authorizeUrl = await authorizeInChromium(claude, browser, async (page) => {
+        await signInWithToken(page, token);
+        await page.waitForSelector('button[value="allow"]');
+        consent = (await page.textContent("main")) ?? "";
+        await decide(page, "allow");
+      });
       return { authorizeUrl, consent, login: await login.done };
     } catch (error) {
       throw new Error(`${(error as Error).message}\nclaude mcp login said:\n${login.output()}`);

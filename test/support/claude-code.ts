@@ -5,7 +5,9 @@ import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { createMetadataFetch } from "@north/mcp-server";
+import type { Browser, Page } from "playwright-core";
 import { ROOT } from "./processes.ts";
 import { selfSignedCertificate } from "./tls.ts";
 
@@ -126,6 +128,19 @@ export interface ClaudeProcess {
   stop(): Promise<void>;
 }
 
+/** An interactive session on a pseudo-terminal: keys typed into it, and what it has shown. */
+export interface ClaudeSession extends ClaudeProcess {
+  type(keys: string): void;
+  /**
+   * Waits until what the session has shown matches `pattern`, its escape sequences and
+   * whitespace removed (the interface moves its cursor between words, so spaces do not survive).
+   */
+  waitForScreen(pattern: RegExp, timeoutMs?: number): Promise<void>;
+}
+
+/** Terminal output as plain text without whitespace or escape sequences. */
+const screenText = (output: string) => stripVTControlCharacters(output).replace(/\s+/g, "");
+
 /** One server's OAuth state as Claude Code keeps it in `~/.claude/.credentials.json`. */
 export interface ClaudeOAuthEntry {
   serverName: string;
@@ -147,8 +162,16 @@ export interface ClaudeCode {
    * run its browser flow when stdin is not a terminal.
    */
   start(args: string[]): ClaudeProcess;
+  /**
+   * An interactive session (`claude` with no `-p`), its first-run dialogs answered in
+   * `~/.claude.json` the way a person answers them once: onboarding done, the dummy API key
+   * approved, the working directory trusted.
+   */
+  interactive(args: string[]): Promise<ClaudeSession>;
   /** Waits for the next URL the CLI asks its browser to open (the authorization URL). */
   nextBrowserUrl(timeoutMs?: number): Promise<URL>;
+  /** Every URL the CLI has asked its browser to open so far. */
+  browserUrls(): Promise<URL[]>;
   /** Its stored MCP OAuth state, by its own key. */
   oauthEntries(): Promise<ClaudeOAuthEntry[]>;
   /** Rewrites its stored MCP OAuth state (e.g. to make an access token look expired). */
@@ -245,9 +268,34 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
       mcpOAuth?: Record<string, ClaudeOAuthEntry>;
     };
 
+  const configFile = path.join(home, ".claude.json");
+  const interactive = async (args: string[]): Promise<ClaudeSession> => {
+    const config = JSON.parse(await readFile(configFile, "utf8").catch(() => "{}"));
+    config.hasCompletedOnboarding = true;
+    config.theme = "dark";
+    config.customApiKeyResponses = { approved: [env.ANTHROPIC_API_KEY?.slice(-20)], rejected: [] };
+    config.projects = { ...config.projects, [work]: { hasTrustDialogAccepted: true } };
+    await writeFile(configFile, JSON.stringify(config));
+    const session = start(args);
+    return {
+      ...session,
+      type: (keys) => session.child.stdin?.write(keys),
+      async waitForScreen(pattern, timeoutMs = 30_000) {
+        const deadline = Date.now() + timeoutMs;
+        while (!pattern.test(screenText(session.output()))) {
+          if (Date.now() > deadline) {
+            throw new Error(`never showed ${pattern}; showed:\n${screenText(session.output())}`);
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
+    };
+  };
+
   return {
     home,
     start,
+    interactive,
     async run(args, timeoutMs = 60_000) {
       const running = launch(CLAUDE_BIN, args);
       running.child.stdin?.end();
@@ -271,6 +319,12 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
         await new Promise((r) => setTimeout(r, 100));
       }
     },
+    async browserUrls() {
+      return (await readFile(urls, "utf8"))
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => new URL(line));
+    },
     async oauthEntries() {
       return Object.values((await readCredentials()).mcpOAuth ?? {});
     },
@@ -284,4 +338,43 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
       await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/** `claude mcp add` North's MCP endpoint as a user-scoped HTTP server named `north`. */
+export async function addNorth(claude: ClaudeCode, mcpUrl: string): Promise<void> {
+  const added = await claude.run([
+    "mcp",
+    "add",
+    "--transport",
+    "http",
+    "-s",
+    "user",
+    "north",
+    mcpUrl,
+  ]);
+  if (added.code !== 0) throw new Error(`claude mcp add failed: ${added.stderr}`);
+}
+
+/**
+ * Claude Code's browser step, in a fresh Chromium context: opens the next URL the CLI asked its
+ * browser to open (its authorization URL), runs `steps` on North's pages, and waits until the
+ * CLI's own loopback listener has received the code. Returns the URL Claude Code built.
+ */
+export async function authorizeInChromium(
+  claude: ClaudeCode,
+  browser: Browser,
+  steps: (page: Page) => Promise<void>,
+  timeoutMs?: number,
+): Promise<URL> {
+  const authorizeUrl = await claude.nextBrowserUrl(timeoutMs);
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(authorizeUrl.toString());
+    await steps(page);
+    await page.waitForURL(/^http:\/\/localhost:\d+\/callback\?code=/, { timeout: 15_000 });
+    return authorizeUrl;
+  } finally {
+    await context.close();
+  }
 }

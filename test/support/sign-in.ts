@@ -47,7 +47,15 @@ export interface SignInServer {
   base: string;
   signIn: SignIn;
   logs: string[];
+  /** Every answer to `POST /mcp`, in order: how the resource server met each host's call. */
+  mcpAnswers: McpAnswer[];
   close(): Promise<void>;
+}
+
+/** One answer of the resource server: its status and `WWW-Authenticate` challenge. */
+export interface McpAnswer {
+  status: number;
+  challenge: string | null;
 }
 
 /** A CIMD host: an https server with a certificate for {@link CIMD_HOST}, on 127.0.0.1. */
@@ -142,11 +150,22 @@ export async function startSignInServer(
     admin: buildAdminApp({ db: db.app.db, auditKey: TEST_AUDIT_KEY, logger }),
   });
   await signIn.ready();
-  const server: HttpServerHandle = await startHttpServer(app.fetch, {
+  const mcpAnswers: McpAnswer[] = [];
+  const recorded = async (request: Request, env?: unknown) => {
+    const response = await app.fetch(request, env as never);
+    if (request.method === "POST" && new URL(request.url).pathname === "/mcp") {
+      mcpAnswers.push({
+        status: response.status,
+        challenge: response.headers.get("www-authenticate"),
+      });
+    }
+    return response;
+  };
+  const server: HttpServerHandle = await startHttpServer(recorded, {
     port,
     hostname: "127.0.0.1",
   });
-  return { base, signIn, logs, close: () => server.close() };
+  return { base, signIn, logs, mcpAnswers, close: () => server.close() };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Entry } from "../../../scripts/acceptance-mutations.ts";
 
 const UNREACHABLE = "test/sign-in/metadata-unreachable.test.ts";
 const CLAUDE_CODE = "test/sign-in/claude-code.test.ts";
+const CLAUDE_CODE_STEP_UP = "test/sign-in/claude-code-step-up.test.ts";
 
 const METADATA_FETCH = "apps/mcp-server/src/sign-in/metadata-fetch.ts";
 const AUTHORIZE_ANSWER = "apps/mcp-server/src/sign-in/authorize-answer.ts";
@@ -11,13 +12,16 @@ const SIGN_IN = "apps/mcp-server/src/sign-in/index.ts";
 const AUTHORIZATION_SERVER = "apps/mcp-server/src/sign-in/authorization-server.ts";
 const OAUTH = "apps/mcp-server/src/oauth.ts";
 const WORKING_PROFILE = "apps/mcp-server/src/capabilities/working-profile/index.ts";
+const FORGET = "apps/mcp-server/src/capabilities/memory/forget.ts";
+const STEP_UP = "apps/mcp-server/src/step-up.ts";
 
 const UNREADABLE = "a metadata document that cannot be read";
 const PINNED_DOCUMENT = "Claude Code's pinned document (decision 032)";
 const END_TO_END = "Claude Code signs in to North end to end";
+const MANAGER = "Claude Code: a manager gets the member scopes and steps up to admin";
 
 /** The suites of this concern whose every check needs an entry below. */
-export const SUITES: readonly string[] = [UNREACHABLE, CLAUDE_CODE];
+export const SUITES: readonly string[] = [UNREACHABLE, CLAUDE_CODE, CLAUDE_CODE_STEP_UP];
 
 export const MUTATIONS: readonly Entry[] = [
   // Issue 21, point 11: a metadata document that cannot be fetched.
@@ -136,6 +140,55 @@ export const MUTATIONS: readonly Entry[] = [
       why: "the resource server stops checking the grant behind each token",
       find: "    grants: true,",
       replace: "    grants: false,",
+    },
+  },
+  // Issue 21, point 12, with the real Claude Code CLI: member scopes by default, admin by step-up.
+  {
+    check: {
+      file: CLAUDE_CODE_STEP_UP,
+      name: `${MANAGER} asks for the member scopes only when a manager signs in, and the grant carries no admin`,
+    },
+    mutation: {
+      file: OAUTH,
+      why: "the protected-resource metadata lists admin again, so Claude Code asks a manager for it",
+      find: "    scopes_supported: [...MEMBER_SCOPES],",
+      replace: "    scopes_supported: [...SCOPES],",
+    },
+  },
+  {
+    check: {
+      file: CLAUDE_CODE_STEP_UP,
+      name: `${MANAGER} meets the 403 in \`claude -p\` without re-authorizing: the model is told, nothing is erased`,
+    },
+    mutation: {
+      file: FORGET,
+      why: "a manager without admin is never stepped up, so the erasure leaves the colleague's memories",
+      find: '    return others > 0 ? ["admin"] : [];',
+      replace: "    return others > 0 ? [] : [];",
+    },
+  },
+  {
+    check: {
+      file: CLAUDE_CODE_STEP_UP,
+      name: `${MANAGER} marks North as needing authentication in a session, whose /mcp re-authentication asks for admin`,
+    },
+    mutation: {
+      file: FORGET,
+      why: "the step-up asks members, who can never hold admin, instead of managers",
+      find: '    if (ctx.principal.role !== "manager" || ctx.principal.scopes.includes("admin")) return [];',
+      replace: '    if (ctx.principal.role !== "member") return [];',
+    },
+  },
+  {
+    check: {
+      file: CLAUDE_CODE_STEP_UP,
+      name: `${MANAGER} asks for admin at the next \`claude mcp login north\`, and the retried call erases it all`,
+    },
+    mutation: {
+      file: STEP_UP,
+      why: "the step-up challenge names only the missing scope, so the re-authorized token loses the member scopes",
+      find: "      if (missing.length > 0) return { scopes: [...principal.scopes, ...missing], id: call.id };",
+      replace: "      if (missing.length > 0) return { scopes: missing, id: call.id };",
     },
   },
 ];
