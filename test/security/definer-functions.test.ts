@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { ensureAuthorizationServerUser } from "@north/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
@@ -127,4 +128,21 @@ describe("north serve runs the maintenance jobs on the maintenance login only", 
       /^north: refusing to serve: the maintenance role \S+ may not run the maintenance functions/,
     );
   }, 60_000);
+});
+
+describe("the app login cannot list members through the sign-in lookups", () => {
+  it("reads no member's email through active_member_for_user, for every user id it can list", async () => {
+    // An independent review's attack: every user id that ever signed in is in the library's
+    // table, and the lookup answered for any of them with the member's email.
+    const other = await createWorkspace(db.owner.db, "Other firm");
+    for (const user of [victim.member, other.member]) {
+      await ensureAuthorizationServerUser(db.owner.db, user.userId);
+    }
+    const rows = await db.app.client<Record<string, unknown>[]>`
+      select m.* from north_auth."user" u
+      cross join lateral public.active_member_for_user(u.id::uuid) m`;
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    for (const row of rows) expect(Object.keys(row).sort()).toEqual(["organization_id", "role"]);
+    expect(JSON.stringify(rows)).not.toContain("@");
+  });
 });

@@ -6,8 +6,8 @@ import type { Page } from "playwright-core";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCRIPT = path.join(ROOT, "test/support/oidc-idp-process.mjs");
-/** Generous: under the whole suite on two cores, Node loading oidc-provider once took over 20 s. */
-const READY_TIMEOUT_MS = 60_000;
+/** Generous: under the whole suite on two cores (with other runs beside it), a start took over 60 s. */
+const READY_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 5_000;
 
 export interface TestIdpClient {

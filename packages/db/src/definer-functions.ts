@@ -442,16 +442,18 @@ export const MEMBER_FOR_USER_FUNCTION = "active_member_for_user";
 
 /**
  * The active member behind a user id the authorization server already holds (its session, a
- * token's subject): organisation, role and email, for the consent page and token claims.
+ * token's subject): organisation and role, for the sign-in pages and token claims. No email:
+ * the library's user table lists every user id, so what this answers for any id must not name
+ * people; the consent page reads the email in the member's own tenant (`memberEmail`).
  */
 const memberForUser = definerFunction({
   name: MEMBER_FOR_USER_FUNCTION,
   params: "p_user_id uuid",
-  returns: "TABLE (organization_id uuid, role text, email text)",
+  returns: "TABLE (organization_id uuid, role text)",
   volatility: "STABLE",
   body: `BEGIN
   RETURN QUERY
-    SELECT m.organization_id, m.role, m.email
+    SELECT m.organization_id, m.role
     FROM public.members m
     WHERE m.user_id = p_user_id AND m.removed_at IS NULL;
 END`,

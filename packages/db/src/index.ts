@@ -160,6 +160,7 @@ export {
   type GrantSummary,
   getSsoConnection,
   listGrants,
+  memberEmail,
   organizationName,
   type ResolvedGrant,
   type RevokedGrant,

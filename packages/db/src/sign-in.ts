@@ -87,25 +87,37 @@ export async function signInMember(
 export interface ActiveMember {
   organizationId: string;
   role: "member" | "manager";
-  email: string;
 }
 
-/** The active member behind a user id, or null once they are removed. */
+/** The active member behind a user id (organisation and role), or null once they are removed. */
 export async function activeMemberForUser(
   db: Database,
   userId: string,
 ): Promise<ActiveMember | null> {
-  const rows = await db.execute<{ organization_id: string; role: string; email: string }>(
+  const rows = await db.execute<{ organization_id: string; role: string }>(
     sql`select * from public.active_member_for_user(${userId}::uuid)`,
   );
   const row = rows[0];
   return row
-    ? {
-        organizationId: row.organization_id,
-        role: row.role as ActiveMember["role"],
-        email: row.email,
-      }
+    ? { organizationId: row.organization_id, role: row.role as ActiveMember["role"] }
     : null;
+}
+
+/** The tenant member's own email (RLS: read in their organisation's transaction). */
+export async function memberEmail(db: Database, tenant: Tenant): Promise<string> {
+  const [row] = await withTenant(db, tenant, (tx) =>
+    tx
+      .select({ email: members.email })
+      .from(members)
+      .where(
+        and(
+          eq(members.organizationId, tenant.organizationId),
+          eq(members.userId, tenant.userId),
+          isNull(members.removedAt),
+        ),
+      ),
+  );
+  return row?.email ?? "";
 }
 
 export interface ResolvedGrant {

@@ -145,4 +145,17 @@ export const MUTATIONS: readonly Entry[] = [
       why: "give the maintenance role BYPASSRLS",
     },
   },
+  {
+    check: {
+      file: ATTACK,
+      name: "the app login cannot list members through the sign-in lookups reads no member's email through active_member_for_user, for every user id it can list",
+    },
+    mutation: {
+      file: DEFINERS,
+      find: "    SELECT m.organization_id, m.role\n    FROM public.members m\n    WHERE m.user_id = p_user_id AND m.removed_at IS NULL;",
+      replace:
+        "    SELECT m.organization_id, m.role || ' ' || m.email\n    FROM public.members m\n    WHERE m.user_id = p_user_id AND m.removed_at IS NULL;",
+      why: "the pre-tenant member lookup hands back the member's email again",
+    },
+  },
 ];

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import {
   authorizationServerTables as ast,
   type Database,
+  memberEmail,
   organizationName,
   recordAudit,
   replaceGrant,
@@ -93,7 +94,10 @@ export function buildConsentRoutes(deps: ConsentDeps) {
           organizationId: context.member.organizationId,
           userId: context.userId,
         }),
-        memberEmail: context.member.email,
+        memberEmail: await memberEmail(deps.db, {
+          organizationId: context.member.organizationId,
+          userId: context.userId,
+        }),
         scopes: context.scopes,
         withheld: context.withheld,
         continueQuery,
