@@ -1,10 +1,7 @@
 import { createApiToken, setSsoConnection } from "@north/db";
 import { createSecretBox } from "@north/mcp-server";
 import { decodeJwt } from "jose";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../support/console.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import {
   authorizationRequest,
@@ -15,10 +12,9 @@ import {
 import {
   decide,
   mcpStatus,
-  type SignInServer,
   signInWithToken,
-  startSignInServer,
   TEST_SECRET_KEY,
+  useSignInSuite,
 } from "../support/sign-in.ts";
 
 /**
@@ -33,24 +29,8 @@ import {
 
 const MEMBER_SCOPES = ["profile:write", "memory:read", "memory:write"];
 
-let db: TestDatabase;
-let server: SignInServer;
-let browser: Browser;
-let serverUrl: string;
+const { db, server, newPage } = useSignInSuite();
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startSignInServer(db);
-  browser = await launchChromium();
-  serverUrl = `${server.base}/mcp`;
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await db?.drop();
-});
-
-const newPage = async (): Promise<Page> => (await browser.newContext()).newPage();
 const scopesOf = (accessToken: string) => String(decodeJwt(accessToken).scope).split(" ");
 const tokenFor = (member: Workspace["member"], scopes: string[]) =>
   createApiToken(db.owner.db, { ...member, scopes, expiresAt: null });
@@ -133,7 +113,7 @@ describe("a remembered consent is reused only by the sign-in that opened its gra
     await consented(client, own.token);
     const again = await reauthorized(client, own.token, null);
     expect(again.sawConsent).toBe(false);
-    expect(await mcpStatus(serverUrl, again.tokens?.access_token ?? "")).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, again.tokens?.access_token ?? "")).toBe(200);
   });
 
   it("a browser session opened with a token mints nothing once that token is revoked", async () => {
@@ -181,7 +161,7 @@ describe("the token endpoint reads each parameter once", () => {
     body.append("refresh_token", "not-a-refresh-token");
     body.append("refresh_token", tokens.refresh_token ?? "");
     body.append("client_id", client.clientId);
-    body.append("resource", serverUrl);
+    body.append("resource", server.mcpUrl);
     const smuggled = await fetch(`${server.base}/oauth/oauth2/token`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
@@ -213,14 +193,14 @@ describe("a re-consent and a refused consent", () => {
         grant_type: "refresh_token",
         refresh_token: first.refresh_token ?? "",
         client_id: client.clientId,
-        resource: serverUrl,
+        resource: server.mcpUrl,
       }),
     });
     const thief = (await stolen.json()) as { access_token: string };
-    expect(await mcpStatus(serverUrl, thief.access_token)).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, thief.access_token)).toBe(200);
     const again = await consented(client, newer.token);
-    expect(await mcpStatus(serverUrl, again.access_token)).toBe(200);
-    expect(await mcpStatus(serverUrl, thief.access_token)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, again.access_token)).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, thief.access_token)).toBe(401);
   });
 
   it("a consent page whose request no longer holds shows North's page and leaves the grant", async () => {
@@ -248,7 +228,7 @@ describe("a re-consent and a refused consent", () => {
     expect(answer.status()).toBe(400);
     expect(answer.headers()["content-type"]).toContain("text/html");
     expect(await page.textContent("main")).toContain("no longer valid");
-    expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(200);
   });
 });
 
@@ -270,7 +250,7 @@ describe("an organisation that moves to an IdP", () => {
       clientSecretEncrypted: await createSecretBox(TEST_SECRET_KEY).encrypt("secret"),
       domains: [`moving-${ws.organizationId.slice(0, 8)}.example`],
     });
-    expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     await page.click('button[name="decision"][value="allow"]');
     await page.waitForLoadState("load");
     expect(await page.textContent("main")).toContain("no longer valid");

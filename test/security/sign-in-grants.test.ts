@@ -9,10 +9,8 @@ import {
 import { createSecretBox } from "@north/mcp-server";
 import { eq, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../support/console.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import {
   connect,
@@ -21,11 +19,10 @@ import {
   loopbackRedirectUri,
   mcpStatus,
   refreshAt,
-  type SignInServer,
   signInWithToken,
-  startSignInServer,
   TEST_SECRET_KEY,
   TestOAuthClient,
+  useSignInSuite,
 } from "../support/sign-in.ts";
 
 /**
@@ -36,24 +33,8 @@ import {
 
 const MEMBER_SCOPES = ["profile:write", "memory:read", "memory:write"];
 
-let db: TestDatabase;
-let server: SignInServer;
-let browser: Browser;
-let serverUrl: string;
+const { db, server, newPage } = useSignInSuite();
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startSignInServer(db);
-  browser = await launchChromium();
-  serverUrl = `${server.base}/mcp`;
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await db?.drop();
-});
-
-const newPage = async (): Promise<Page> => (await browser.newContext()).newPage();
 const scopesOf = (accessToken: string) => String(decodeJwt(accessToken).scope).split(" ");
 
 async function tokenFor(
@@ -75,7 +56,7 @@ async function connected(token: string, page?: Page) {
 /** A browser on North's sign-in page for a new authorization by `client` (never completed). */
 async function atSignIn(client: TestOAuthClient, page?: Page): Promise<Page> {
   const { auth } = await import("@modelcontextprotocol/sdk/client/auth.js");
-  expect(await auth(client, { serverUrl })).toBe("REDIRECT");
+  expect(await auth(client, { serverUrl: server.mcpUrl })).toBe("REDIRECT");
   const browserPage = page ?? (await newPage());
   await browserPage.goto(client.authorizationUrl?.toString() ?? "");
   return browserPage;
@@ -96,7 +77,7 @@ async function scopesAfterDroppingCookies(token: string, scope?: string): Promis
   await context.addCookies(cookies.filter((cookie) => cookie.name.includes("session_token")));
   const client = new TestOAuthClient(await loopbackRedirectUri());
   client.scope = scope;
-  const { result } = await connect(serverUrl, client, page, (p) => decide(p, "allow"));
+  const { result } = await connect(server.mcpUrl, client, page, (p) => decide(p, "allow"));
   expect(result).toBe("AUTHORIZED");
   return scopesOf(client.tokens()?.access_token ?? "");
 }
@@ -146,9 +127,9 @@ describe("a grant ends when what opened it ends", () => {
     const ws = await createWorkspace(db.owner.db);
     const { token, id } = await tokenFor(ws.member, MEMBER_SCOPES);
     const { client, tokens, refreshToken } = await connected(token);
-    expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(200);
     await db.owner.client`update api_tokens set revoked_at = now() where id = ${id}`;
-    expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     expect((await refreshAt(server.base, client, refreshToken)).status).toBe(400);
   });
 
@@ -158,7 +139,7 @@ describe("a grant ends when what opened it ends", () => {
     const { client, tokens, refreshToken } = await connected(token);
     await db.owner
       .client`update api_tokens set expires_at = now() - interval '1 second' where id = ${id}`;
-    expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     expect((await refreshAt(server.base, client, refreshToken)).status).toBe(400);
   });
 
@@ -195,7 +176,7 @@ describe("a grant ends when what opened it ends", () => {
     await db.owner.client`
       update north_auth.oauth_grant set granted_at = now() - interval '31 days',
         expires_at = now() - interval '1 day' where user_id = ${ws.member.userId}`;
-    expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     expect((await refreshAt(server.base, client, refreshToken)).status).toBe(400);
   });
 
@@ -235,7 +216,7 @@ describe("member removal ends OAuth access", () => {
       union all select 'session' from north_auth.session where user_id = ${ws.member.userId}`;
     expect(left).toHaveLength(0);
     await addMember(db.owner.db, { organizationId: ws.organizationId, email: row?.email ?? "" });
-    expect(await mcpStatus(serverUrl, tokens.access_token)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     expect((await refreshAt(server.base, client, refreshToken)).status).toBe(400);
   });
 
@@ -263,14 +244,14 @@ describe("a revocation cannot be undone by consenting again", () => {
       .from(ast.oauthConsent)
       .where(eq(ast.oauthConsent.userId, ws.member.userId));
     await revokeGrant(db.owner.db, grant?.id ?? "");
-    expect(await mcpStatus(serverUrl, stolen)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, stolen)).toBe(401);
     // The member connects the same client again.
     const again = new TestOAuthClient(first.client.redirectUri);
     again.saveClientInformation(first.client.clientInformation() as never);
     const second = await connectWithToken(server.base, await newPage(), token, { client: again });
     expect(second.result).toBe("AUTHORIZED");
-    expect(await mcpStatus(serverUrl, second.tokens?.access_token ?? "")).toBe(200);
-    expect(await mcpStatus(serverUrl, stolen)).toBe(401);
+    expect(await mcpStatus(server.mcpUrl, second.tokens?.access_token ?? "")).toBe(200);
+    expect(await mcpStatus(server.mcpUrl, stolen)).toBe(401);
   });
 });
 

@@ -4,10 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { createApiToken } from "@north/db";
 import { decodeJwt } from "jose";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../support/console.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { forget, held, remember } from "../support/memory-tools.ts";
 import {
@@ -15,10 +12,9 @@ import {
   connect,
   decide,
   loopbackRedirectUri,
-  type SignInServer,
   signInWithToken,
-  startSignInServer,
   TestOAuthClient,
+  useSignInSuite,
 } from "../support/sign-in.ts";
 
 /**
@@ -32,22 +28,7 @@ import {
 
 const MEMBER_SCOPES = ["profile:write", "memory:read", "memory:write"];
 
-let db: TestDatabase;
-let server: SignInServer;
-let browser: Browser;
-let serverUrl: string;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await startSignInServer(db);
-  browser = await launchChromium();
-  serverUrl = `${server.base}/mcp`;
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await db?.drop();
-});
+const { db, server, newPage } = useSignInSuite();
 
 /**
  * A host that keeps no refresh token. SDK 1.32.2 answers a 403 insufficient_scope by calling
@@ -78,7 +59,7 @@ async function workspace() {
 async function apiClient(token: string): Promise<Client> {
   const client = new Client({ name: "writer", version: "1" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(serverUrl), {
+    new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     }),
   );
@@ -96,19 +77,19 @@ const observation = (body: string) =>
  */
 async function host(token: string) {
   const provider = new StepUpHost(await loopbackRedirectUri());
-  const page: Page = await (await browser.newContext()).newPage();
-  const { result } = await connect(serverUrl, provider, page, async (p) => {
+  const page = await newPage();
+  const { result } = await connect(server.mcpUrl, provider, page, async (p) => {
     await signInWithToken(p, token);
     await decide(p, "allow");
   });
   expect(result).toBe("AUTHORIZED");
   const seen: { status: number; challenge: string | null }[] = [];
-  const transport = new StreamableHTTPClientTransport(new URL(serverUrl), {
+  const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
     authProvider: provider,
     fetch: async (url, init) => {
       const response = await fetch(url, init);
       // The SDK's discovery during a step-up goes through here too: only the MCP calls count.
-      if (String(url) === serverUrl) {
+      if (String(url) === server.mcpUrl) {
         seen.push({ status: response.status, challenge: response.headers.get("www-authenticate") });
       }
       return response;
@@ -128,7 +109,7 @@ describe("hosts get member scopes; a manager steps up to admin", () => {
         MEMBER_SCOPES,
       );
     }
-    const response = await fetch(serverUrl, {
+    const response = await fetch(server.mcpUrl, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),

@@ -148,7 +148,8 @@ export function useTestApp(options: Omit<TestAppOptions, "db"> = {}): {
   };
 }
 
-function forwardTo<T extends object>(current: () => T | undefined, name: string): T {
+/** A stand-in that forwards to the object `current()` returns once a `beforeAll` has made it. */
+export function forwardTo<T extends object>(current: () => T | undefined, name: string): T {
   return new Proxy({} as T, {
     get(_target, key) {
       const live = current();

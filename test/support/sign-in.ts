@@ -20,10 +20,12 @@ import {
   startHttpServer,
 } from "@north/mcp-server";
 import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
-import type { Page } from "playwright-core";
-import type { TestDatabase } from "./database.ts";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+import { launchChromium } from "./console.ts";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { capturingLogger } from "./logs.ts";
-import { TEST_AUDIT_KEY } from "./mcp.ts";
+import { forwardTo, TEST_AUDIT_KEY } from "./mcp.ts";
 import { selfSignedCertificate } from "./tls.ts";
 
 export const TEST_SECRET_KEY = "test-secret-key-for-north-sign-in-suites-0123456789";
@@ -45,6 +47,8 @@ const TEST_DNS: Record<string, string> = {
 export interface SignInServer {
   /** `http://127.0.0.1:PORT`: the issuer; the MCP resource is `${base}/mcp`. */
   base: string;
+  /** The MCP resource, `${base}/mcp`. */
+  mcpUrl: string;
   signIn: SignIn;
   logs: string[];
   /** Every answer to `POST /mcp`, in order: how the resource server met each host's call. */
@@ -165,7 +169,7 @@ export async function startSignInServer(
     port,
     hostname: "127.0.0.1",
   });
-  return { base, signIn, logs, mcpAnswers, close: () => server.close() };
+  return { base, mcpUrl: `${base}/mcp`, signIn, logs, mcpAnswers, close: () => server.close() };
 }
 
 /**
@@ -378,4 +382,35 @@ export async function connectWithToken(
     await decide(p, "allow");
   });
   return { client, landed, result, consentText, tokens: client.tokens() };
+}
+
+/**
+ * The preamble of the sign-in suites, once: a fresh database, the real server with North's
+ * authorization server, and headless Chromium for this file, made before its tests and closed
+ * after them. `db`, `server` and `browser` forward to the live objects; `newPage` opens a page
+ * in a browser context of its own (no cookies shared with another test).
+ */
+export function useSignInSuite(options: Parameters<typeof startSignInServer>[1] = {}) {
+  let db: TestDatabase | undefined;
+  let server: SignInServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    server = await startSignInServer(db, options);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await db?.drop();
+  });
+  return {
+    db: forwardTo(() => db, "db"),
+    server: forwardTo(() => server, "server"),
+    browser: forwardTo(() => browser, "browser"),
+    newPage: async (): Promise<Page> => {
+      if (!browser) throw new Error("browser is used before beforeAll launched it");
+      return (await browser.newContext()).newPage();
+    },
+  };
 }
