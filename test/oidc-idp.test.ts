@@ -186,7 +186,12 @@ describe("test identity provider process lifecycle", () => {
     const other = await startTestIdp(config);
     expect((await fetch(`${other.issuer}/.well-known/openid-configuration`)).status).toBe(200);
     await other.stop();
-    await expect(fetch(`${other.issuer}/.well-known/openid-configuration`)).rejects.toThrow();
+    // Bounded: under the whole suite another process may take the freed port and never answer.
+    await expect(
+      fetch(`${other.issuer}/.well-known/openid-configuration`, {
+        signal: AbortSignal.timeout(5_000),
+      }),
+    ).rejects.toThrow();
 
     // What happens when a test run dies: the kept-open stdin pipe closes.
     const child = spawn("node", ["test/support/oidc-idp-process.mjs"], {

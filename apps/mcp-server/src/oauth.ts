@@ -171,17 +171,16 @@ async function principalForGrant(db: Database, payload: JWTPayload): Promise<Pri
   const grant = await resolveOAuthGrant(db, userId, clientId, grantId);
   if (!grant) return null;
   // Capped by the member's current role and by what opened the grant, whatever the token says.
-  const scopes = scopesOf(payload).filter(
-    (s) =>
-      (s !== "admin" || grant.role === "manager") &&
-      (!grant.scopeCap || grant.scopeCap.includes(s)),
-  );
+  const allowed = (s: Scope) =>
+    (s !== "admin" || grant.role === "manager") && (!grant.scopeCap || grant.scopeCap.includes(s));
+  const scopes = scopesOf(payload).filter(allowed);
   return {
     organizationId: grant.organizationId,
     userId,
     role: grant.role,
     scopes,
     tokenId: tokenIdFor(payload),
+    reauthorizable: SCOPES.filter(allowed),
   };
 }
 

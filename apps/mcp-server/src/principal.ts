@@ -18,6 +18,13 @@ export interface Principal {
   scopes: readonly Scope[];
   /** The API token (or OAuth token id) that authenticated the request, when there is one. */
   tokenId: string | null;
+  /**
+   * For an OAuth grant: the scopes a re-authorization of it could add (the role's entitlement
+   * within what opened the grant), so a step-up is asked only when it can succeed. Absent when
+   * North cannot tell (an external authorization server's token: step-up is asked) and for API
+   * tokens (never stepped up: their holders chose their scopes).
+   */
+  reauthorizable?: readonly Scope[];
 }
 
 /** Resolves a request's credentials to a principal, or `null` when there are none or bad ones. */

@@ -50,7 +50,13 @@ export async function stepUpScopes(
         fingerprintSubject: options.fingerprintSubject,
       });
       const missing = (needed ?? []).filter((scope: Scope) => !principal.scopes.includes(scope));
-      if (missing.length > 0) return { scopes: [...principal.scopes, ...missing], id: call.id };
+      // Only a step-up that can succeed: a grant opened by a token without `admin` would loop
+      // on the same 403 (and the answer alone would tell whether colleagues wrote about it).
+      const { reauthorizable } = principal;
+      const reachable = !reauthorizable || missing.every((scope) => reauthorizable.includes(scope));
+      if (missing.length > 0 && reachable) {
+        return { scopes: [...principal.scopes, ...missing], id: call.id };
+      }
     }
     return undefined;
   });

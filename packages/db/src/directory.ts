@@ -1,7 +1,7 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
 import { normalizedEmailSql, normalizeEmail } from "./email.ts";
-import { endMemberOAuth } from "./grant-records.ts";
+import { endAdminGrants, endMemberOAuth } from "./grant-records.ts";
 import {
   apiTokens,
   type MemberRole,
@@ -161,7 +161,7 @@ export async function removeMember(
 
 /**
  * Changes an active member's role. Demoting a manager revokes their tokens that carry the
- * `admin` scope, which only managers may hold.
+ * `admin` scope, which only managers may hold, and ends their OAuth grants that hold it.
  */
 export async function setMemberRole(
   db: Database | Tx,
@@ -175,6 +175,8 @@ export async function setMemberRole(
       .returning({ email: members.email, role: members.role });
     if (!member) return { found: false };
     if (params.role === "manager") return { found: true, ...member, tokensRevoked: 0 };
+    // OAuth grants holding admin end too: a later promotion must not make them admin again.
+    await endAdminGrants(tx, params.userId);
     return { found: true, ...member, tokensRevoked: await revokeMemberTokens(tx, params, "admin") };
   });
 }

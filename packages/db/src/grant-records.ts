@@ -89,12 +89,12 @@ export async function replaceGrant(
 ): Promise<boolean> {
   const { record, clientId } = params;
   return db.transaction(async (tx) => {
+    // Locked: two tabs allowing the same client at once replace the grant one after the other.
     const [consent] = await tx
       .select({ id: as.oauthConsent.id })
       .from(as.oauthConsent)
-      .where(
-        and(eq(as.oauthConsent.userId, record.userId), eq(as.oauthConsent.clientId, clientId)),
-      );
+      .where(and(eq(as.oauthConsent.userId, record.userId), eq(as.oauthConsent.clientId, clientId)))
+      .for("update");
     if (!consent) return false;
     await tx
       .delete(oauthGrants)
@@ -124,6 +124,19 @@ export async function currentGrantId(
     .from(oauthGrants)
     .where(and(eq(oauthGrants.userId, userId), eq(oauthGrants.clientId, clientId)));
   return row?.id ?? null;
+}
+
+/** When the member's current grant to a client started (its consent), or null when none. */
+export async function grantStartedAt(
+  db: Database,
+  userId: string,
+  clientId: string,
+): Promise<Date | null> {
+  const [row] = await db
+    .select({ grantedAt: oauthGrants.grantedAt })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.userId, userId), eq(oauthGrants.clientId, clientId)));
+  return row?.grantedAt ?? null;
 }
 
 /** How the member's current grant to a client was opened, or null when there is none. */
@@ -161,6 +174,19 @@ export function sameSignIn(a: SignInRecord, b: SignInRecord): boolean {
     a.scopeCap.length === b.scopeCap.length &&
     a.scopeCap.every((scope) => b.scopeCap.includes(scope))
   );
+}
+
+/**
+ * Ends the member's grants that hold `admin` (consents, their records, refresh and stored access
+ * tokens): demoting a manager must leave no connector that becomes admin again on re-promotion.
+ * Run in the transaction that changes the role.
+ */
+export async function endAdminGrants(db: Database | Tx, userId: string): Promise<void> {
+  const ended = await db
+    .delete(as.oauthConsent)
+    .where(and(eq(as.oauthConsent.userId, userId), sql`'admin' = any(${as.oauthConsent.scopes})`))
+    .returning({ clientId: as.oauthConsent.clientId });
+  for (const { clientId } of ended) await endClientTokens(db, userId, clientId);
 }
 
 /** Revokes the member's refresh tokens for a client and deletes its stored access tokens. */

@@ -82,6 +82,7 @@ export {
   endBrowserSession,
   endMemberOAuth,
   grantRecordFor,
+  grantStartedAt,
   recordSignInSession,
   replaceGrant,
   type SignInRecord,

@@ -187,8 +187,8 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: STEP_UP,
       why: "the step-up challenge names only the missing scope, so the re-authorized token loses the member scopes",
-      find: "      if (missing.length > 0) return { scopes: [...principal.scopes, ...missing], id: call.id };",
-      replace: "      if (missing.length > 0) return { scopes: missing, id: call.id };",
+      find: "        return { scopes: [...principal.scopes, ...missing], id: call.id };",
+      replace: "        return { scopes: missing, id: call.id };",
     },
   },
 ];

@@ -18,7 +18,11 @@ const CAP = "the scope cap of a token sign-in lives on the server";
 const ENDS = "a grant ends when what opened it ends";
 
 /** The suites of this concern whose every check needs an entry below. */
-export const SUITES: readonly string[] = [SUITE, "test/security/sign-in-grant-reuse.test.ts"];
+export const SUITES: readonly string[] = [
+  SUITE,
+  "test/security/sign-in-grant-reuse.test.ts",
+  "test/security/sign-in-grant-boundaries.test.ts",
+];
 
 const uncapped = {
   file: ENTITLEMENT,
@@ -32,6 +36,17 @@ const reuse = (describe: string, title: string): Check => ({
   file: REUSE_SUITE,
   name: `${describe} ${title}`,
 });
+const boundary = (describe: string, title: string): Check => ({
+  file: "test/security/sign-in-grant-boundaries.test.ts",
+  name: `${describe} ${title}`,
+});
+const EARLIER = "a token of an earlier grant cannot end the member's current one";
+const earlierGrantTaken = {
+  file: PROTOCOL,
+  find: "if (spent && !(await ofCurrentGrant(spent))) {",
+  replace: "if (false) {",
+  why: "a token of an ended grant reaches the library, which revokes the member's current tokens",
+};
 const REMEMBERED = "a remembered consent is reused only by the sign-in that opened its grant";
 const SESSION_RECORD = "apps/mcp-server/src/sign-in/protocol.ts";
 const OAUTH = "apps/mcp-server/src/oauth.ts";
@@ -268,6 +283,81 @@ export const MUTATIONS: readonly Entry[] = [
       find: 'AND ${TOKEN_SIGN_IN_ALLOWED("g.organization_id")}))',
       replace: "))",
       why: "a grant opened by token outlives the organisation's move to an IdP",
+    },
+  },
+  {
+    check: boundary(
+      EARLIER,
+      "a refresh token the re-consent revoked, replayed, leaves the new grant alone",
+    ),
+    mutation: earlierGrantTaken,
+  },
+  {
+    check: boundary(
+      EARLIER,
+      "a refresh token from before the member's removal leaves their grant after reinstatement",
+    ),
+    mutation: {
+      ...earlierGrantTaken,
+      also: [
+        {
+          file: PROTOCOL,
+          find: "    if (!(await ofCurrentGrant(row))) return;",
+          replace: "",
+        },
+      ],
+    },
+  },
+  {
+    check: boundary(
+      EARLIER,
+      "an authorization code of an earlier grant, replayed, leaves the new grant alone",
+    ),
+    mutation: {
+      ...earlierGrantTaken,
+      also: [
+        {
+          file: PROTOCOL,
+          find: "    if (!(await ofCurrentGrant(row))) return;",
+          replace: "",
+        },
+      ],
+    },
+  },
+  {
+    check: boundary(
+      "demoting a manager",
+      "ends their grants that hold admin, so a later promotion revives no admin connector",
+    ),
+    mutation: {
+      file: DIRECTORY,
+      find: "    await endAdminGrants(tx, params.userId);",
+      replace: "",
+      why: "demotion revokes admin API tokens only, leaving OAuth grants that hold admin",
+    },
+  },
+  {
+    check: boundary(
+      "a step-up that cannot succeed is not asked",
+      "a manager's grant opened by a token without admin forgets its own, without a 403 oracle",
+    ),
+    mutation: {
+      file: "apps/mcp-server/src/step-up.ts",
+      find: "if (missing.length > 0 && reachable) {",
+      replace: "if (missing.length > 0) {",
+      why: "a step-up is asked even when re-authorizing can never add the scope",
+    },
+  },
+  {
+    check: boundary(
+      "the consent page under odd input",
+      "a control character in client_id gets North's page at authorize and on the consent page",
+    ),
+    mutation: {
+      file: PROTOCOL,
+      find: "  !/[\\u0000-\\u001f\\u007f]/.test(value);",
+      replace: "  true;",
+      why: "a client id with a NUL reaches PostgreSQL, which fails the request with a 500",
     },
   },
 ];

@@ -19,6 +19,7 @@ import {
 import type { BrowserSessions } from "./browser-session.ts";
 import { describeConsentClient } from "./consent-client.ts";
 import { consentPage, messagePage } from "./pages.ts";
+import { isClientId } from "./protocol.ts";
 
 export interface ConsentDeps {
   db: Database;
@@ -53,7 +54,8 @@ export function buildConsentRoutes(deps: ConsentDeps) {
     if (!signedIn) return null;
     const { member, sessionId, userId, record } = signedIn;
     const query = new URLSearchParams(continueQuery);
-    const clientId = query.get("client_id") ?? "";
+    const clientId = query.get("client_id");
+    if (!isClientId(clientId)) return null;
     const [client] = await deps.db
       .select({ name: ast.oauthClient.name, uri: ast.oauthClient.uri })
       .from(ast.oauthClient)

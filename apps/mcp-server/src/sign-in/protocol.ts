@@ -4,6 +4,7 @@ import {
   clipRefreshTokens,
   type Database,
   grantRecordFor,
+  grantStartedAt,
   resolveOAuthGrant,
   revokeClientAccess,
   sameSignIn,
@@ -111,6 +112,24 @@ const pageHeaders = {
   "Cache-Control": "no-store",
 };
 
+/** A refresh token row as the token endpoint reads it: whose, and when it was issued. */
+interface IssuedToken {
+  userId: string;
+  clientId: string;
+  createdAt: Date | null;
+}
+
+/**
+ * A client id North may look up: present, at most 2,048 characters (a metadata-document URL),
+ * and printable — a control character (a NUL) would reach PostgreSQL and fail there.
+ */
+export const isClientId = (value: string | null | undefined): value is string =>
+  typeof value === "string" &&
+  value.length > 0 &&
+  value.length <= 2048 &&
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+  !/[\u0000-\u001f\u007f]/.test(value);
+
 /** The member and client of the access token in a token response (North's own, just issued). */
 async function issuedFor(response: Response): Promise<{ userId: string; clientId: string } | null> {
   const body = (await response
@@ -183,7 +202,9 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
         ? "PKCE with S256 is required (code_challenge and code_challenge_method=S256)."
         : params.getAll("resource").length !== 1 || params.get("resource") !== deps.as.resource
           ? `The resource parameter must be ${deps.as.resource}.`
-          : null;
+          : !isClientId(params.get("client_id"))
+            ? "The client_id parameter is missing or not a client id."
+            : null;
     if (problem) {
       return c.html(
         messagePage(
@@ -278,6 +299,7 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
       .select({
         userId: ast.oauthRefreshToken.userId,
         clientId: ast.oauthRefreshToken.clientId,
+        createdAt: ast.oauthRefreshToken.createdAt,
         revoked: ast.oauthRefreshToken.revoked,
         rotatedAt: ast.oauthRefreshToken.rotatedAt,
         replayUntil: ast.oauthRefreshToken.rotationReplayExpiresAt,
@@ -287,10 +309,23 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     return row ?? null;
   };
 
-  const revokeFor = async (
-    row: { userId: string; clientId: string },
-    reason: string,
-  ): Promise<void> => {
+  /**
+   * Whether a refresh token (or the one a code was redeemed for) was issued under the grant now
+   * in place. The library stores its tokens' times to the second, so the grant's start is too.
+   */
+  const ofCurrentGrant = async (row: IssuedToken): Promise<boolean> => {
+    const started = await grantStartedAt(deps.db, row.userId, row.clientId);
+    if (!started || !row.createdAt) return false;
+    return row.createdAt.getTime() >= Math.floor(started.getTime() / 1000) * 1000;
+  };
+
+  /**
+   * Ends the grant a presented refresh token (or a replayed code's) belongs to, and records why.
+   * Only the current grant's: a token issued before it started belongs to a grant that already
+   * ended (a re-consent, a removal), and replaying it must not end the member's new connection.
+   */
+  const revokeFor = async (row: IssuedToken, reason: string): Promise<void> => {
+    if (!(await ofCurrentGrant(row))) return;
     const member = await activeMemberForUser(deps.db, row.userId);
     if (!member) return;
     await revokeAndAudit(
@@ -357,6 +392,7 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
             .select({
               userId: ast.oauthRefreshToken.userId,
               clientId: ast.oauthRefreshToken.clientId,
+              createdAt: ast.oauthRefreshToken.createdAt,
             })
             .from(ast.oauthRefreshToken)
             .where(eq(ast.oauthRefreshToken.authorizationCodeId, storedTokenHash(code)))
@@ -371,6 +407,17 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     ) {
       await revokeClientAccess(deps.db, row.userId, row.clientId);
       deps.logger.info({ reason: "grant_ended" }, "refresh refused");
+      return c.json(
+        { error: "invalid_grant", error_description: "This connection has ended: sign in again." },
+        400,
+        { "Cache-Control": "no-store" },
+      );
+    }
+    // A refresh token or code of a grant that already ended (a re-consent, a removal) is refused
+    // here: the library would take it for reuse and revoke the member's current refresh tokens.
+    const spent = row?.revoked ? row : (redeemed ?? null);
+    if (spent && !(await ofCurrentGrant(spent))) {
+      deps.logger.info({ reason: "earlier_grant" }, "token request refused");
       return c.json(
         { error: "invalid_grant", error_description: "This connection has ended: sign in again." },
         400,
