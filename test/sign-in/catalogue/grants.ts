@@ -5,6 +5,7 @@ const SUITE = "test/security/sign-in-grants.test.ts";
 const ENTITLEMENT = "apps/mcp-server/src/sign-in/entitlement.ts";
 const SESSIONS = "apps/mcp-server/src/sign-in/browser-session.ts";
 const PROTOCOL = "apps/mcp-server/src/sign-in/protocol.ts";
+const TOKENS = "apps/mcp-server/src/sign-in/token-endpoint.ts";
 const ROUTES = "apps/mcp-server/src/sign-in/routes.ts";
 const CONSENT = "apps/mcp-server/src/sign-in/consent.ts";
 const DEFINERS = "packages/db/src/definer-functions.ts";
@@ -42,7 +43,7 @@ const boundary = (describe: string, title: string): Check => ({
 });
 const EARLIER = "a token of an earlier grant cannot end the member's current one";
 const earlierGrantTaken = {
-  file: PROTOCOL,
+  file: TOKENS,
   find: "if (spent && !(await ofCurrentGrant(spent))) {",
   replace: "if (false) {",
   why: "a token of an ended grant reaches the library, which revokes the member's current tokens",
@@ -100,7 +101,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: check(ENDS, "refresh rotation never carries a grant past 30 days from its consent"),
     mutation: {
-      file: PROTOCOL,
+      file: TOKENS,
       find: "if (response.ok) await clipToGrant(response, row);",
       replace: "",
       why: "each rotation keeps the library's fresh 30-day refresh token",
@@ -145,7 +146,7 @@ export const MUTATIONS: readonly Entry[] = [
       "the token endpoint refuses a refresh for a member who is no longer active",
     ),
     mutation: {
-      file: PROTOCOL,
+      file: TOKENS,
       find: "!(await resolveOAuthGrant(deps.db, row.userId, row.clientId, null))",
       replace: "false",
       why: "the token endpoint rotates a refresh token without asking whether its grant still holds",
@@ -243,7 +244,7 @@ export const MUTATIONS: readonly Entry[] = [
       "refuses a refresh that names its refresh token twice",
     ),
     mutation: {
-      file: PROTOCOL,
+      file: TOKENS,
       find: "if (new Set(names).size !== names.length) {",
       replace: "if (false) {",
       why: "North checks a parameter's first value while the library uses its last",
@@ -301,7 +302,7 @@ export const MUTATIONS: readonly Entry[] = [
       ...earlierGrantTaken,
       also: [
         {
-          file: PROTOCOL,
+          file: TOKENS,
           find: "    if (!(await ofCurrentGrant(row))) return;",
           replace: "",
         },
@@ -317,7 +318,7 @@ export const MUTATIONS: readonly Entry[] = [
       ...earlierGrantTaken,
       also: [
         {
-          file: PROTOCOL,
+          file: TOKENS,
           find: "    if (!(await ofCurrentGrant(row))) return;",
           replace: "",
         },

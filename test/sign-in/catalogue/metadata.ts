@@ -16,6 +16,7 @@ const APP = "apps/mcp-server/src/app.ts";
 const OAUTH = "apps/mcp-server/src/oauth.ts";
 const FORGET = "apps/mcp-server/src/capabilities/memory/forget.ts";
 const PROTOCOL = "apps/mcp-server/src/sign-in/protocol.ts";
+const TOKENS = "apps/mcp-server/src/sign-in/token-endpoint.ts";
 const METADATA_FETCH = "apps/mcp-server/src/sign-in/metadata-fetch.ts";
 const CLI_SIGN_IN = "apps/mcp-server/src/cli/sign-in.ts";
 
@@ -142,7 +143,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: metadata("refuses a private_key_jwt client assertion from a metadata-document client"),
     mutation: {
       why: "client assertions reach the library, which verifies them for a CIMD client",
-      file: PROTOCOL,
+      file: TOKENS,
       find: 'if (form?.has("client_assertion") || form?.has("client_assertion_type")) {',
       replace: "if (false) {",
     },

@@ -14,7 +14,7 @@ const DEFINERS = "packages/db/src/definer-functions.ts";
 const CONSENT_CLIENT = "apps/mcp-server/src/sign-in/consent-client.ts";
 const ROUTES = "apps/mcp-server/src/sign-in/routes.ts";
 const FORM_BODY = "apps/mcp-server/src/sign-in/form-body.ts";
-const PROTOCOL = "apps/mcp-server/src/sign-in/protocol.ts";
+const TOKENS = "apps/mcp-server/src/sign-in/token-endpoint.ts";
 
 const review = (describe: string, title: string): Check => ({
   file: REVIEW,
@@ -74,7 +74,7 @@ export const MUTATIONS: readonly Entry[] = [
       "revokes the grant the code opened: the first redemption's access token stops working",
     ),
     mutation: {
-      file: PROTOCOL,
+      file: TOKENS,
       find: 'if (redeemed && response.status === 400) await revokeFor(redeemed, "code_reuse");',
       replace: "",
       why: "a replayed code is refused but the grant it opened lives on",
@@ -83,7 +83,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: review(REPLAY, "leaves the grant alone when a code nobody redeemed is refused"),
     mutation: {
-      file: PROTOCOL,
+      file: TOKENS,
       find: ".where(eq(ast.oauthRefreshToken.authorizationCodeId, storedTokenHash(code)))",
       replace: '.where(eq(ast.oauthRefreshToken.clientId, String(form?.get("client_id"))))',
       why: "any refused code revokes the client's grant, guessed from the client instead of the code",

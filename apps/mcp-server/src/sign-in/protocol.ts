@@ -1,29 +1,22 @@
 import {
-  activeMemberForUser,
-  authorizationServerTables as ast,
-  clipRefreshTokens,
   type Database,
   grantRecordFor,
-  grantStartedAt,
   resolveOAuthGrant,
-  revokeClientAccess,
   sameSignIn,
   type TargetFingerprint,
 } from "@north/db";
-import { eq } from "drizzle-orm";
 import { Hono } from "hono";
-import { decodeJwt } from "jose";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
 import { SCOPES } from "../principal.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
 import { authorizeAnswer } from "./authorize-answer.ts";
 import type { BrowserSessions, SignedIn } from "./browser-session.ts";
-import { revokeAndAudit, storedTokenHash } from "./grants.ts";
 import { observeMetadataFetches } from "./metadata-fetch.ts";
 import { messagePage } from "./pages.ts";
 import { registrationOverCaps, sweepUnconsentedClients } from "./registered-clients.ts";
 import type { RegistrationLimits } from "./registration-limits.ts";
+import { buildTokenRoutes } from "./token-endpoint.ts";
 
 export interface ProtocolDeps {
   db: Database;
@@ -112,13 +105,6 @@ const pageHeaders = {
   "Cache-Control": "no-store",
 };
 
-/** A refresh token row as the token endpoint reads it: whose, and when it was issued. */
-interface IssuedToken {
-  userId: string;
-  clientId: string;
-  createdAt: Date | null;
-}
-
 /**
  * A client id North may look up: present, at most 2,048 characters (a metadata-document URL),
  * and printable — a control character (a NUL) would reach PostgreSQL and fail there.
@@ -129,26 +115,6 @@ export const isClientId = (value: string | null | undefined): value is string =>
   value.length <= 2048 &&
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
   !/[\u0000-\u001f\u007f]/.test(value);
-
-/** The member and client of the access token in a token response (North's own, just issued). */
-async function issuedFor(response: Response): Promise<{ userId: string; clientId: string } | null> {
-  const body = (await response
-    .clone()
-    .json()
-    .catch(() => null)) as { access_token?: unknown } | null;
-  if (typeof body?.access_token !== "string") return null;
-  try {
-    const { sub, client_id: clientId } = decodeJwt(body.access_token) as {
-      sub?: unknown;
-      client_id?: unknown;
-    };
-    return typeof sub === "string" && typeof clientId === "string"
-      ? { userId: sub, clientId }
-      : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The authorization server's protocol surface: RFC 8414 metadata at the root, and the library's
@@ -293,161 +259,7 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
     return forward(new Request(c.req.url, { method: "POST", headers, body: JSON.stringify(body) }));
   });
 
-  /** The member and client behind a presented refresh token, and whether it was already spent. */
-  const refreshTokenRow = async (token: string) => {
-    const [row] = await deps.db
-      .select({
-        userId: ast.oauthRefreshToken.userId,
-        clientId: ast.oauthRefreshToken.clientId,
-        createdAt: ast.oauthRefreshToken.createdAt,
-        revoked: ast.oauthRefreshToken.revoked,
-        rotatedAt: ast.oauthRefreshToken.rotatedAt,
-        replayUntil: ast.oauthRefreshToken.rotationReplayExpiresAt,
-      })
-      .from(ast.oauthRefreshToken)
-      .where(eq(ast.oauthRefreshToken.token, storedTokenHash(token)));
-    return row ?? null;
-  };
-
-  /**
-   * Whether a refresh token (or the one a code was redeemed for) was issued under the grant now
-   * in place. The library stores its tokens' times to the second, so the grant's start is too.
-   */
-  const ofCurrentGrant = async (row: IssuedToken): Promise<boolean> => {
-    const started = await grantStartedAt(deps.db, row.userId, row.clientId);
-    if (!started || !row.createdAt) return false;
-    return row.createdAt.getTime() >= Math.floor(started.getTime() / 1000) * 1000;
-  };
-
-  /**
-   * Ends the grant a presented refresh token (or a replayed code's) belongs to, and records why.
-   * Only the current grant's: a token issued before it started belongs to a grant that already
-   * ended (a re-consent, a removal), and replaying it must not end the member's new connection.
-   */
-  const revokeFor = async (row: IssuedToken, reason: string): Promise<void> => {
-    if (!(await ofCurrentGrant(row))) return;
-    const member = await activeMemberForUser(deps.db, row.userId);
-    if (!member) return;
-    await revokeAndAudit(
-      deps.db,
-      { organizationId: member.organizationId, userId: row.userId, clientId: row.clientId },
-      reason,
-      deps.fingerprint,
-    ).catch((error) => deps.logger.error(describeError(error), "grant revocation failed"));
-  };
-
-  /**
-   * After tokens were issued: the grant's refresh tokens end no later than the grant (the
-   * library gives each one a fresh 30 days). The member and client come from the refresh
-   * token presented, or from the access token just issued for a code.
-   */
-  const clipToGrant = async (
-    response: Response,
-    row: { userId: string; clientId: string } | null,
-  ) => {
-    const grant = row ?? (await issuedFor(response));
-    if (grant) await clipRefreshTokens(deps.db, grant.userId, grant.clientId);
-  };
-
-  // Clients authenticate by secret or not at all: a client assertion (private_key_jwt) is refused,
-  // whatever the client's registration or metadata document says.
-  for (const endpoint of ["token", "revoke"]) {
-    app.use(`${AS_BASE_PATH}/oauth2/${endpoint}`, async (c, next) => {
-      const form = await c.req.raw
-        .clone()
-        .formData()
-        .catch(() => null);
-      // RFC 6749 §3.1: no parameter twice. North's checks read a parameter's first value and
-      // the library's parser its last, so a repeated one could pass one and reach the other.
-      const names = form ? [...form.keys()] : [];
-      if (new Set(names).size !== names.length) {
-        const error_description = "a request parameter appears more than once";
-        return c.json({ error: "invalid_request", error_description }, 400);
-      }
-      if (form?.has("client_assertion") || form?.has("client_assertion_type")) {
-        const error_description = "client assertions (private_key_jwt) are not supported";
-        return c.json({ error: "invalid_client", error_description }, 401);
-      }
-      return next();
-    });
-  }
-
-  // Token endpoint: a spent refresh token presented after the grace window, or an authorization
-  // code presented again, revokes the whole grant (the library revokes the refresh family; North
-  // also drops the consent the resource server checks, and records it).
-  app.post(`${AS_BASE_PATH}/oauth2/token`, async (c) => {
-    const form = await c.req.raw
-      .clone()
-      .formData()
-      .catch(() => null);
-    const refresh = form?.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
-    const row = typeof refresh === "string" ? await refreshTokenRow(refresh) : null;
-    // A code already redeemed: the library keeps no record of a spent code, but every refresh
-    // token of its grant carries the code's id (its stored hash), rotations included. Read before
-    // the library answers, for it deletes those tokens when it refuses the replay.
-    const code = form?.get("grant_type") === "authorization_code" ? form.get("code") : null;
-    const [redeemed] =
-      typeof code === "string"
-        ? await deps.db
-            .select({
-              userId: ast.oauthRefreshToken.userId,
-              clientId: ast.oauthRefreshToken.clientId,
-              createdAt: ast.oauthRefreshToken.createdAt,
-            })
-            .from(ast.oauthRefreshToken)
-            .where(eq(ast.oauthRefreshToken.authorizationCodeId, storedTokenHash(code)))
-            .limit(1)
-        : [];
-    // A refresh of a grant that has ended — member removed, 30 days since consent, its API
-    // token revoked or expired — is refused before the library can rotate it (decision 029).
-    if (
-      row &&
-      !row.revoked &&
-      !(await resolveOAuthGrant(deps.db, row.userId, row.clientId, null))
-    ) {
-      await revokeClientAccess(deps.db, row.userId, row.clientId);
-      deps.logger.info({ reason: "grant_ended" }, "refresh refused");
-      return c.json(
-        { error: "invalid_grant", error_description: "This connection has ended: sign in again." },
-        400,
-        { "Cache-Control": "no-store" },
-      );
-    }
-    // A refresh token or code of a grant that already ended (a re-consent, a removal) is refused
-    // here: the library would take it for reuse and revoke the member's current refresh tokens.
-    const spent = row?.revoked ? row : (redeemed ?? null);
-    if (spent && !(await ofCurrentGrant(spent))) {
-      deps.logger.info({ reason: "earlier_grant" }, "token request refused");
-      return c.json(
-        { error: "invalid_grant", error_description: "This connection has ended: sign in again." },
-        400,
-        { "Cache-Control": "no-store" },
-      );
-    }
-    const response = await forward(c.req.raw);
-    // RFC 6749 §4.1.2: a code used twice revokes what it issued — the grant, whose access
-    // tokens (JWTs the library cannot recall) the resource server then refuses.
-    if (redeemed && response.status === 400) await revokeFor(redeemed, "code_reuse");
-    if (row?.revoked && response.status === 400) {
-      const withinGrace = row.replayUntil !== null && row.replayUntil > new Date();
-      if (!withinGrace) await revokeFor(row, "refresh_reuse");
-    }
-    if (response.ok) await clipToGrant(response, row);
-    return response;
-  });
-
-  // RFC 7009: a client that revokes its refresh token ends its grant.
-  app.post(`${AS_BASE_PATH}/oauth2/revoke`, async (c) => {
-    const form = await c.req.raw
-      .clone()
-      .formData()
-      .catch(() => null);
-    const token = form?.get("token");
-    const row = typeof token === "string" ? await refreshTokenRow(token) : null;
-    const response = await forward(c.req.raw);
-    if (row && response.ok) await revokeFor(row, "client");
-    return response;
-  });
+  app.route("/", buildTokenRoutes(deps, forward));
 
   app.get(`${AS_BASE_PATH}/jwks`, (c) => forward(c.req.raw));
 
