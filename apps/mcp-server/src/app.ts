@@ -11,6 +11,7 @@ import { bearerToken } from "./auth.ts";
 import { requiredScopes } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
+import { LOOPBACK_HOSTS } from "./loopback.ts";
 import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } from "./metrics.ts";
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
@@ -83,7 +84,7 @@ export interface McpAppDeps {
   metrics?: MetricsAccess;
 }
 
-export const LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"] as const;
+export { LOOPBACK_HOSTS };
 
 /** The app pool's `max` (postgres.js), for `/metrics`; undefined when the client does not say. */
 function poolSize(db: Database): number | undefined {

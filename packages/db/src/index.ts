@@ -133,7 +133,6 @@ export {
   provisionDatabase,
 } from "./provision.ts";
 export * as authorizationServerTables from "./schema/authorization-server.ts";
-export { oauthGrants, signInSessions } from "./schema/grant-records.ts";
 export {
   AUDIT_OUTCOMES,
   type AuditOutcome,

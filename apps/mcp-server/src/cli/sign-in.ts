@@ -10,6 +10,7 @@ import {
   setSsoConnection,
 } from "@north/db";
 import { type NorthConfig, publicBaseUrl } from "../config.ts";
+import { isLoopbackHost } from "../loopback.ts";
 import { revokeAndAudit } from "../sign-in/grants.ts";
 import { createSecretBox } from "../sign-in/secret-box.ts";
 import { requireUuid } from "./operator.ts";
@@ -17,7 +18,6 @@ import { CliError, type OwnerRuntime, openOwner } from "./runtime.ts";
 
 /** Operator commands for sign-in (SPEC §3a): an organisation's IdP, and members' grants. */
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 /** The shape `sso_domains` accepts (lower case, at least two labels), with DNS length limits. */
 const DOMAIN =
   /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/;
@@ -46,7 +46,7 @@ export function parseIssuer(value: string | undefined): string {
   } catch {
     throw new CliError("--issuer must be an absolute URL, e.g. https://login.example.com");
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK.has(url.hostname))) {
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
     throw new CliError(
       "--issuer must use https (plain http only on 127.0.0.1, localhost or [::1])",
     );

@@ -1,4 +1,5 @@
 import * as oidc from "openid-client";
+import { isLoopbackHost } from "../loopback.ts";
 
 /**
  * Login through an organisation's OpenID Connect provider (SPEC §3a) with `openid-client`:
@@ -87,8 +88,7 @@ function idpFailure(error: unknown, step: string): Error {
 const DISCOVERY_TTL_MS = 10 * 60 * 1000;
 const IDP_TIMEOUT_S = 10;
 
-const isLoopback = (url: URL) =>
-  url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]";
+const isLoopback = (url: URL) => isLoopbackHost(url.hostname);
 
 export function createIdentityProviders() {
   const configurations = new Map<string, { config: oidc.Configuration; at: number }>();

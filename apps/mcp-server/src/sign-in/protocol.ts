@@ -8,6 +8,7 @@ import {
 import { Hono } from "hono";
 import type { Logger } from "../logger.ts";
 import { describeError } from "../logger.ts";
+import { isLoopbackHost } from "../loopback.ts";
 import { SCOPES } from "../principal.ts";
 import { AS_BASE_PATH, type AuthorizationServer, OFFLINE_ACCESS } from "./authorization-server.ts";
 import { authorizeAnswer } from "./authorize-answer.ts";
@@ -94,7 +95,7 @@ export const isLoopbackRedirect = (uri: unknown) => {
   if (typeof uri !== "string") return false;
   try {
     const url = new URL(uri);
-    return url.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+    return url.protocol === "http:" && isLoopbackHost(url.hostname);
   } catch {
     return false;
   }
