@@ -65,11 +65,15 @@ async function libraryError(response: Response, errorPage: URL): Promise<string 
   if (location) {
     const target = new URL(location, errorPage);
     if (target.origin !== errorPage.origin || target.pathname !== errorPage.pathname) return null;
-    return target.searchParams.get("error") ?? "server_error";
+    return errorCode(target.searchParams.get("error"));
   }
   if (response.status < 400 || !json) return null;
-  return typeof json.error === "string" ? json.error : "server_error";
+  return errorCode(json.error);
 }
+
+/** An OAuth error code as logged: its RFC 6749 shape only, so a log line never carries more. */
+const errorCode = (value: unknown): string =>
+  typeof value === "string" && /^[a-z_]{1,64}$/.test(value) ? value : "server_error";
 
 /**
  * The browser's answer at the end of GET /oauth2/authorize. The library answers some errors with
