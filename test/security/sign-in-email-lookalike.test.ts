@@ -6,20 +6,13 @@
  * her own account was refused as "bound elsewhere". These attacks run through the real app, a
  * real oidc-provider and headless Chromium.
  */
-import {
-  addMember,
-  createOrganization,
-  normalizedEmailSql,
-  normalizeEmail,
-  removeMember,
-  setSsoConnection,
-} from "@north/db";
-import { createSecretBox } from "@north/mcp-server";
+import { addMember, normalizedEmailSql, normalizeEmail, removeMember } from "@north/db";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { signInAtTestIdp, startTestIdp, type TestIdp } from "../support/oidc-idp.ts";
+import { startFirmIdp } from "../support/firm-idp.ts";
+import { signInAtTestIdp, type TestIdp } from "../support/oidc-idp.ts";
 import {
   connect,
   decide,
@@ -27,12 +20,10 @@ import {
   type SignInServer,
   signInWithEmail,
   startSignInServer,
-  TEST_SECRET_KEY,
   TestOAuthClient,
 } from "../support/sign-in.ts";
 
 const KELVIN = "\u212A";
-const IDP_CLIENT = { id: "north-at-kanzlei", secret: "kanzlei-idp-client-secret" };
 
 let db: TestDatabase;
 let server: SignInServer;
@@ -44,33 +35,20 @@ let kate: { userId: string };
 beforeAll(async () => {
   db = await createTestDatabase();
   server = await startSignInServer(db);
-  // The claims in the ID token (Google's way), so that these attacks reach the email match
-  // whatever the userinfo path does; test/sign-in/idp.test.ts runs both ways.
-  idp = await startTestIdp({
+  ({ idp, organizationId } = await startFirmIdp(db, server, {
+    name: "Kanzlei",
+    domains: ["kanzlei.example"],
+    // The claims in the ID token (Google's way), so that these attacks reach the email match
+    // whatever the userinfo path does; test/sign-in/idp.test.ts runs both ways.
     idTokenClaims: true,
-    clients: [
-      {
-        client_id: IDP_CLIENT.id,
-        client_secret: IDP_CLIENT.secret,
-        redirect_uris: [`${server.base}/sign-in/callback`],
-      },
-    ],
     accounts: [
       { sub: "idp-kate", email: "kate@kanzlei.example", email_verified: true, name: "Kate" },
       // The look-alike: a verified account whose address differs from Kate's by one character.
       { sub: "idp-kelvin", email: `${KELVIN}ate@kanzlei.example`, email_verified: true, name: "K" },
     ],
-  });
+  }));
   browser = await launchChromium();
-  organizationId = (await createOrganization(db.owner.db, { name: "Kanzlei" })).id;
   kate = await addMember(db.owner.db, { organizationId, email: "kate@kanzlei.example" });
-  await setSsoConnection(db.owner.db, {
-    organizationId,
-    issuer: idp.issuer,
-    clientId: IDP_CLIENT.id,
-    clientSecretEncrypted: await createSecretBox(TEST_SECRET_KEY).encrypt(IDP_CLIENT.secret),
-    domains: ["kanzlei.example"],
-  });
 });
 afterAll(async () => {
   await browser?.close();

@@ -7,18 +7,13 @@
  * as themselves and the userinfo answer names a partner of the firm. Without the check, North
  * would bind the attacker's IdP account to the partner.
  */
-import {
-  addMember,
-  authorizationServerTables as ast,
-  createOrganization,
-  setSsoConnection,
-} from "@north/db";
-import { createSecretBox } from "@north/mcp-server";
+import { addMember, authorizationServerTables as ast } from "@north/db";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { signInAtTestIdp, startTestIdp, type TestIdp } from "../support/oidc-idp.ts";
+import { startFirmIdp } from "../support/firm-idp.ts";
+import { signInAtTestIdp, type TestIdp } from "../support/oidc-idp.ts";
 import {
   connect,
   decide,
@@ -26,11 +21,9 @@ import {
   type SignInServer,
   signInWithEmail,
   startSignInServer,
-  TEST_SECRET_KEY,
   TestOAuthClient,
 } from "../support/sign-in.ts";
 
-const IDP_CLIENT = { id: "north-at-firm", secret: "idp-client-secret-value" };
 const PARTNER = { sub: "idp-partner", email: "partner@firm.example", email_verified: true };
 
 let db: TestDatabase;
@@ -43,15 +36,12 @@ let partner: { userId: string };
 beforeAll(async () => {
   db = await createTestDatabase();
   server = await startSignInServer(db);
-  idp = await startTestIdp(
+  ({ idp, organizationId } = await startFirmIdp(
+    db,
+    server,
     {
-      clients: [
-        {
-          client_id: IDP_CLIENT.id,
-          client_secret: IDP_CLIENT.secret,
-          redirect_uris: [`${server.base}/sign-in/callback`],
-        },
-      ],
+      name: "Cabinet Exemple",
+      domains: ["firm.example"],
       accounts: [
         { ...PARTNER, name: "Partner" },
         { sub: "idp-attacker", email: "intern@firm.example", email_verified: true, name: "I" },
@@ -66,20 +56,12 @@ beforeAll(async () => {
         return claims;
       },
     },
-  );
+  ));
   browser = await launchChromium();
-  organizationId = (await createOrganization(db.owner.db, { name: "Cabinet Exemple" })).id;
   partner = await addMember(db.owner.db, { organizationId, email: PARTNER.email });
   for (const email of ["intern@firm.example", "associate@firm.example", "flaky@firm.example"]) {
     await addMember(db.owner.db, { organizationId, email });
   }
-  await setSsoConnection(db.owner.db, {
-    organizationId,
-    issuer: idp.issuer,
-    clientId: IDP_CLIENT.id,
-    clientSecretEncrypted: await createSecretBox(TEST_SECRET_KEY).encrypt(IDP_CLIENT.secret),
-    domains: ["firm.example"],
-  });
 });
 afterAll(async () => {
   await browser?.close();
