@@ -6,9 +6,11 @@ import type { Page } from "playwright-core";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCRIPT = path.join(ROOT, "test/support/oidc-idp-process.mjs");
-/** Generous: under the whole suite on two cores (with other runs beside it), a start took over 60 s. */
-const READY_TIMEOUT_MS = 90_000;
+/** Per start: a healthy start takes seconds, even under the whole suite on two cores. */
+const READY_TIMEOUT_MS = 45_000;
 const STOP_TIMEOUT_MS = 5_000;
+/** Starts of one IdP before giving up (see the re-spawn in {@link startTestIdp}). */
+const START_ATTEMPTS = 2;
 
 export interface TestIdpClient {
   client_id: string;
@@ -67,53 +69,23 @@ export async function startTestIdp(
 ): Promise<TestIdp> {
   const proxy = options.rewriteUserinfo ? await startUserinfoProxy(options.rewriteUserinfo) : null;
   const processConfig = { port: 0, ...config, ...(proxy ? { issuer: proxy.url } : {}) };
-  const child = spawn("node", [SCRIPT], {
-    cwd: ROOT,
-    env: { ...process.env, IDP_CONFIG: JSON.stringify(processConfig) },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (chunk: string) => {
-    // Keep draining so the child never blocks on a full pipe; keep only the tail for errors.
-    stderr = (stderr + chunk).slice(-20_000);
-  });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  // An EPIPE on the kept-open stdin after the child is gone is not an error worth surfacing.
-  child.stdin.on("error", () => {});
-
-  const ready = await new Promise<{ issuer: string; port: number }>((resolve, reject) => {
-    const fail = (reason: string) => {
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(new Error(`test IdP did not start: ${reason}\nstderr:\n${stderr}`));
-    };
-    const timer = setTimeout(
-      () => fail(`no READY line within ${READY_TIMEOUT_MS} ms`),
-      READY_TIMEOUT_MS,
-    );
-    const exitedEarly = (code: number | null, signal: NodeJS.Signals | null) =>
-      fail(`exited early (code ${code}, signal ${signal})`);
-    child.once("error", (error) => fail(`spawn failed: ${error.message}`));
-    child.once("exit", exitedEarly);
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      stdout += chunk;
-      const line = /^READY (.+)$/m.exec(stdout);
-      if (!line?.[1]) return;
-      child.off("exit", exitedEarly);
-      clearTimeout(timer);
-      try {
-        resolve(JSON.parse(line[1]) as { issuer: string; port: number });
-      } catch {
-        fail(`unreadable READY line: ${line[0]}`);
+  // One re-spawn when no READY line comes: under the whole suite a start has (rarely) hung
+  // after Node printed its first warning, for reasons not found yet: the start is tried again once.
+  let started: Awaited<ReturnType<typeof spawnIdp>> | undefined;
+  for (let attempt = 1; !started; attempt += 1) {
+    try {
+      started = await spawnIdp(processConfig);
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS || !(error instanceof IdpNotReady)) {
+        await proxy?.close();
+        throw error;
       }
-    });
-  }).catch(async (error: unknown) => {
-    await proxy?.close();
-    throw error;
-  });
+      process.stderr.write(
+        `test IdP: ${(error as Error).message.split("\n")[0]}; starting again\n`,
+      );
+    }
+  }
+  const { child, ready, exited } = started;
 
   const { issuer } = ready;
   if (proxy) await proxy.forwardTo(ready.port);
@@ -216,4 +188,57 @@ export async function signInAtTestIdp(page: Page, login: string): Promise<void> 
     throw new Error(`the test IdP rejected login ${JSON.stringify(login)}: ${message}`);
   }
   await page.waitForURL((url) => url.origin !== idpOrigin, { waitUntil: "load" });
+}
+
+/** No READY line in time: the process was started but never said it listens. */
+class IdpNotReady extends Error {}
+
+/** Spawns the IdP process and waits for its READY line (the child's output always drained). */
+async function spawnIdp(processConfig: Record<string, unknown>) {
+  const child = spawn("node", [SCRIPT], {
+    cwd: ROOT,
+    env: { ...process.env, IDP_CONFIG: JSON.stringify(processConfig) },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => {
+    // Keep draining so the child never blocks on a full pipe; keep only the tail for errors.
+    stderr = (stderr + chunk).slice(-20_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // An EPIPE on the kept-open stdin after the child is gone is not an error worth surfacing.
+  child.stdin.on("error", () => {});
+
+  const ready = await new Promise<{ issuer: string; port: number }>((resolve, reject) => {
+    const fail = (reason: string, notReady = false) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      const message = `test IdP did not start: ${reason}\nstderr:\n${stderr}`;
+      reject(notReady ? new IdpNotReady(message) : new Error(message));
+    };
+    const timer = setTimeout(
+      () => fail(`no READY line within ${READY_TIMEOUT_MS} ms`, true),
+      READY_TIMEOUT_MS,
+    );
+    const exitedEarly = (code: number | null, signal: NodeJS.Signals | null) =>
+      fail(`exited early (code ${code}, signal ${signal})`);
+    child.once("error", (error) => fail(`spawn failed: ${error.message}`));
+    child.once("exit", exitedEarly);
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      stdout += chunk;
+      const line = /^READY (.+)$/m.exec(stdout);
+      if (!line?.[1]) return;
+      child.off("exit", exitedEarly);
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(line[1]) as { issuer: string; port: number });
+      } catch {
+        fail(`unreadable READY line: ${line[0]}`);
+      }
+    });
+  });
+  return { child, ready, exited };
 }
