@@ -7,10 +7,14 @@ export interface ScriptedToolUse {
   input: Record<string, unknown>;
 }
 
-interface MessagesRequest {
+/** A Messages API request body as Claude Code sends it (the fields the tests read). */
+export interface MessagesRequest {
+  model?: string;
   stream?: boolean;
-  tools?: { name: string }[];
+  system?: string | { type: string; text: string }[];
+  tools?: { name: string; description?: string; input_schema?: Record<string, unknown> }[];
   messages?: { role: string; content: unknown }[];
+  [key: string]: unknown;
 }
 
 /** A tool result Claude Code sent back, as text. */
@@ -28,8 +32,12 @@ export interface MessagesApi {
   offeredTools: string[][];
   /** The tool results sent back to the model. */
   toolResults: SeenToolResult[];
+  /** Every request body received, in order (system prompt, tools, messages). */
+  requests: MessagesRequest[];
   /** The next conversation offered `tool` gets one call to it with `input`. */
   script(use: ScriptedToolUse): void;
+  /** Answers every request with `responder` from now on (`null` restores the default). */
+  respond(responder: Responder | null): void;
   close(): Promise<void>;
 }
 
@@ -48,9 +56,20 @@ const readJson = (req: IncomingMessage) =>
     });
   });
 
-type Block =
+/** One content block of the stand-in model's answer. */
+export type Block =
   | { type: "text"; text: string }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+
+/**
+ * A scripted model: given each request (and the tool results it carries), the blocks to answer
+ * with — tool calls, text, or both — or `undefined` to fall back to the single-call script.
+ * Tool calls in the answer may leave `id` empty; the stand-in numbers them.
+ */
+export type Responder = (
+  request: MessagesRequest,
+  results: SeenToolResult[],
+) => Block[] | undefined;
 
 /** A message's content blocks, as server-sent events in the API's streaming order. */
 function streamEvents(blocks: Block[], stopReason: string): string {
@@ -137,7 +156,9 @@ export async function startMessagesApi(): Promise<MessagesApi> {
   const offeredTools: string[][] = [];
   const toolResults: SeenToolResult[] = [];
   const toolNames = new Map<string, string>();
+  const requests: MessagesRequest[] = [];
   let pending: ScriptedToolUse | null = null;
+  let responder: Responder | null = null;
   let calls = 0;
   const server: Server = createServer(async (req, res) => {
     if (req.method !== "POST" || !req.url?.startsWith("/v1/messages")) {
@@ -145,6 +166,7 @@ export async function startMessagesApi(): Promise<MessagesApi> {
       return;
     }
     const request = await readJson(req);
+    requests.push(request);
     const offered = (request.tools ?? []).map((tool) => tool.name);
     offeredTools.push(offered);
     const results = toolResultsOf(request, toolNames);
@@ -152,7 +174,16 @@ export async function startMessagesApi(): Promise<MessagesApi> {
     const name = pending ? offered.find((tool) => tool.endsWith(pending?.tool ?? "")) : undefined;
     let blocks: Block[];
     let stop = "end_turn";
-    if (pending && name && results.length === 0) {
+    const scripted = responder?.(request, results);
+    if (scripted) {
+      blocks = scripted.map((block) => {
+        if (block.type !== "tool_use") return block;
+        const id = block.id || `toolu_stand_in_${++calls}`;
+        toolNames.set(id, block.name);
+        return { ...block, id };
+      });
+      if (blocks.some((block) => block.type === "tool_use")) stop = "tool_use";
+    } else if (pending && name && results.length === 0) {
       const id = `toolu_stand_in_${++calls}`;
       toolNames.set(id, name);
       blocks = [{ type: "tool_use", id, name, input: pending.input }];
@@ -184,8 +215,12 @@ export async function startMessagesApi(): Promise<MessagesApi> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     offeredTools,
     toolResults,
+    requests,
     script: (use) => {
       pending = use;
+    },
+    respond: (next) => {
+      responder = next;
     },
     close: () =>
       new Promise<void>((resolve) => {
