@@ -14,6 +14,7 @@
  * - Product code only: apps/, packages/ and the migrations in drizzle/ — never a test.
  */
 
+import { HOST_MUTATIONS, HOST_SUITES } from "../test/hosts/catalogue/index.ts";
 import { SIGN_IN_MUTATIONS, SIGN_IN_SUITES } from "../test/sign-in/catalogue/index.ts";
 
 export interface Check {
@@ -60,6 +61,7 @@ export const SUITES: readonly string[] = [
   "packages/db/src/rls.integration.test.ts",
   "packages/db/src/provision.integration.test.ts",
   ...SIGN_IN_SUITES,
+  ...HOST_SUITES,
 ];
 
 const WP_ACCEPTANCE = "test/working-profile.acceptance.test.ts";
@@ -1529,6 +1531,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
   },
   ...SIGN_IN_MUTATIONS,
+  ...HOST_MUTATIONS,
 ];
 
 /** Checks no sensible product mutation turns red. Each one points at a weak test. */
