@@ -177,9 +177,9 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("4. drops answered bank ids from suggestions and never reports completion"),
     mutation: {
       file: READ_TOOL,
-      find: "structured: { entries, suggested_questions: suggested },",
+      find: "...(suggested ? { suggested_questions: suggested } : {}),",
       replace:
-        "structured: { entries, suggested_questions: suggested, complete: suggested.length === 0 },",
+        "...(suggested ? { suggested_questions: suggested, complete: suggested.length === 0 } : {}),",
       why: "the 'next' view reports a completion flag once the bank is answered",
     },
   },
@@ -450,8 +450,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory("briefing", "returns the caller's working profile and recent memories, fenced"),
     mutation: {
       file: "apps/mcp-server/src/capabilities/memory/briefing.ts",
-      find: 'const profile = ctx.principal.scopes.includes("profile:write")',
-      replace: 'const profile = !ctx.principal.scopes.includes("profile:write")',
+      find: 'const rows = ctx.principal.scopes.includes("profile:write")',
+      replace: 'const rows = !ctx.principal.scopes.includes("profile:write")',
       why: "inverted scope check: the briefing leaves out the profile of those who have one",
     },
   },
@@ -524,8 +524,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: ONBOARDING,
-      find: " Before the first save in a conversation, tell the lawyer that ${DISCLOSURE}.`,\n  `Never invent",
-      replace: "`,\n  `Never invent",
+      find: " before the first save, tell the lawyer that ${DISCLOSURE}. Never invent",
+      replace: " Never invent",
       why: "trim the disclosure from the server guidance",
     },
   },
@@ -563,9 +563,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: contract("capability ownership", "memory-read's guidance names only tools it owns"),
     mutation: {
       file: ONBOARDING,
-      find: "call ${HELD_TOOL} with that subject and show everything it returns.`",
-      replace:
-        "call ${HELD_TOOL} with that subject and show everything it returns; to erase it, call ${FORGET_TOOL}.`",
+      find: "call ${HELD_TOOL} and show all of it.`",
+      replace: "call ${HELD_TOOL} and show all of it; to erase it, call ${FORGET_TOOL}.`",
       why: "reading guidance tells the model to call the writing capability's forget tool",
     },
   },
@@ -1349,13 +1348,14 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: contract(
       "server instructions",
-      "end with the data-boundary and honesty rules for a 'full' principal",
+      "open with the safety rules and end with the data-boundary and honesty reminder for a 'full' principal",
     ),
     mutation: {
       file: CAPABILITIES,
-      find: "[PREAMBLE, ...capabilities.flatMap((c) => c.guidance), ...CLOSING_RULES]",
-      replace: "[PREAMBLE, ...CLOSING_RULES, ...capabilities.flatMap((c) => c.guidance)]",
-      why: "put the closing rules first, where the capabilities' lines bury them",
+      find: "    ...SAFETY_RULES,\n    PREAMBLE,\n    ...capabilities.flatMap((c) => c.guidance),\n",
+      replace:
+        "    PREAMBLE,\n    ...capabilities.flatMap((c) => c.guidance),\n    ...SAFETY_RULES,\n",
+      why: "put the safety rules last, where Claude Code's 2,048-character cut drops them",
     },
   },
   {
@@ -1373,11 +1373,11 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: contract(
       "server instructions",
-      "cover special categories of personal data in the memory-write guidance",
+      "cover special categories of personal data in the safety rules and the remember tool",
     ),
     mutation: {
       file: ONBOARDING,
-      find: "health, trade-union membership, religious or philosophical beliefs, political opinions, sexual life or orientation, racial or ethnic origin, criminal offences",
+      find: "health, trade-union membership, religious or philosophical beliefs, political opinions, sex life or orientation, racial or ethnic origin, criminal offences",
       replace: "sensitive details",
       why: "leave the special categories unnamed",
     },

@@ -1,4 +1,4 @@
-import { CLOSING_RULES, DISCLOSURE, MEMORY_WRITE_GUIDANCE } from "@north/agent-runtime";
+import { CLOSING_REMINDER, DISCLOSURE, SAFETY_RULES } from "@north/agent-runtime";
 import {
   CAPABILITIES,
   type Capability,
@@ -155,10 +155,11 @@ describe("server instructions", () => {
   });
 
   it.each(KINDS)(
-    "end with the data-boundary and honesty rules for a $kind principal",
+    "open with the safety rules and end with the data-boundary and honesty reminder for a $kind principal",
     ({ scopes }) => {
       const instructions = composeManifest(principal(scopes)).instructions;
-      expect(instructions.endsWith(CLOSING_RULES.join("\n\n"))).toBe(true);
+      expect(instructions.startsWith(SAFETY_RULES.join("\n\n"))).toBe(true);
+      expect(instructions.endsWith(CLOSING_REMINDER)).toBe(true);
     },
   );
 
@@ -170,12 +171,15 @@ describe("server instructions", () => {
     expect(named[0]).toBe("north__briefing");
   });
 
-  it("cover special categories of personal data in the memory-write guidance", () => {
-    const guidance = MEMORY_WRITE_GUIDANCE.join(" ");
-    for (const category of [/health/i, /union/i, /belief/i, /offence/i]) {
-      expect(guidance).toMatch(category);
+  it("cover special categories of personal data in the safety rules and the remember tool", () => {
+    const manifest = composeManifest(principal(["memory:write"]));
+    const remember = manifest.tools.find((tool) => tool.name === "north__memory_remember");
+    for (const text of [SAFETY_RULES.join(" "), manifest.instructions, remember?.description]) {
+      for (const category of [/health/i, /union/i, /belief/i, /offence/i]) {
+        expect(text).toMatch(category);
+      }
     }
-    expect(guidance).toContain("subject_type");
+    expect(remember?.description).toContain("subject_type");
   });
 
   it("imply no completion anywhere the model reads", () => {

@@ -454,11 +454,18 @@ describe("briefing", () => {
       origin: "stated",
     });
     const result = await briefing(client);
-    expect(result.structured?.profile).toEqual([
-      { question: "Preferred citation style?", answer: "OSCOLA." },
+    const block = result.structured?.block as string;
+    expect(block.indexOf("<north-profile>")).toBeLessThan(block.indexOf("OSCOLA."));
+    expect(block.indexOf("OSCOLA.")).toBeLessThan(block.indexOf("</north-profile>"));
+    expect(result.structured?.profile_entries).toEqual([
+      { question_id: expect.stringMatching(/^auto:/), answer_version: 1 },
     ]);
-    expect(result.structured?.block).toContain("The firm closes on 24 December.");
-    expect(result.structured?.block).toContain(MEMORY_NOT_A_REASON);
+    expect(block).toContain("The firm closes on 24 December.");
+    expect(block).toContain(MEMORY_NOT_A_REASON);
+    // Each body once: nowhere beside the block.
+    const { block: _, ...beside } = result.structured ?? {};
+    expect(JSON.stringify(beside)).not.toContain("OSCOLA.");
+    expect(result.text).toBe(block);
   });
 });
 

@@ -104,7 +104,7 @@ describe("SPEC §9 acceptance through the tools", () => {
       await saveAnswer(client, { question: q.wording.en, answer: "Noted.", question_id: q.id });
     const next = await readProfile(client, { view: "next" });
     expect(next.suggested_questions).toEqual([]);
-    expect(Object.keys(next).sort()).toEqual(["entries", "suggested_questions"]);
+    expect(Object.keys(next).sort()).toEqual(["block", "entries", "suggested_questions"]);
     const extra = await saveAnswer(client, {
       question: "One more thing about your week?",
       answer: "Fridays are short.",

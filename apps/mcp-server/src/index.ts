@@ -8,6 +8,7 @@ export {
   capabilityActivations,
   composeInstructions,
   foreignToolsInGuidance,
+  INSTRUCTIONS_MAX_CHARS,
   type InactiveReason,
   SEMANTIC_RECALL,
 } from "./capabilities/index.ts";

@@ -23,6 +23,7 @@ export const NORTH_CODES = [
   "NORTH_FORBIDDEN",
   "NORTH_NOT_FOUND",
   "NORTH_SUPERSEDES_INVALID",
+  "NORTH_CURSOR_INVALID",
 ] as const;
 
 export type NorthCode = (typeof NORTH_CODES)[number];

@@ -8,6 +8,7 @@ export {
   MEMORY_FENCE_PREAMBLE,
   MEMORY_NOT_A_REASON,
   PROFILE_FENCE_PREAMBLE,
+  profileLine,
   renderMemoryFence,
   renderProfileFence,
 } from "./memory-fence.ts";
@@ -37,7 +38,7 @@ export {
 } from "./memory-rules.ts";
 export {
   BRIEFING_TOOL,
-  CLOSING_RULES,
+  CLOSING_REMINDER,
   DISCLOSURE,
   FORGET_TOOL,
   HELD_TOOL,
@@ -47,7 +48,9 @@ export {
   READ_TOOL,
   RECALL_TOOL,
   REMEMBER_TOOL,
+  SAFETY_RULES,
   SAVE_TOOL,
+  TOOL_RULES,
   WORKING_PROFILE_GUIDANCE,
 } from "./onboarding.ts";
 export {
@@ -74,4 +77,15 @@ export {
   type ResolvedQuestionId,
   resolveQuestionId,
 } from "./question-id.ts";
+export {
+  BRIEFING_PROFILE_CHAR_BUDGET,
+  decodeCursor,
+  encodeCursor,
+  jsonCost,
+  leftOutSentence,
+  pageAfter,
+  positionOf,
+  RESULT_CHAR_BUDGET,
+  takeWithin,
+} from "./result-budget.ts";
 export { codePointLength, sanitizeBody, sanitizeLine } from "./sanitize.ts";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MEMORY_ORIGINS } from "./memory-rules.ts";
 import {
   BRIEFING_TOOL,
-  CLOSING_RULES,
+  CLOSING_REMINDER,
   DISCLOSURE,
   FORGET_TOOL,
   HELD_TOOL,
@@ -12,7 +12,9 @@ import {
   READ_TOOL,
   RECALL_TOOL,
   REMEMBER_TOOL,
+  SAFETY_RULES,
   SAVE_TOOL,
+  TOOL_RULES,
   WORKING_PROFILE_GUIDANCE,
 } from "./onboarding.ts";
 import { LOCALES } from "./question-bank.ts";
@@ -108,9 +110,9 @@ describe("memory guidance", () => {
     expectNoBlankLine(MEMORY_WRITE_GUIDANCE);
   });
 
-  it("keeps the two origins apart by name, for reading and for writing", () => {
-    for (const guidance of [MEMORY_READ_GUIDANCE, MEMORY_WRITE_GUIDANCE]) {
-      for (const origin of MEMORY_ORIGINS) expect(guidance.join("\n")).toContain(`'${origin}'`);
+  it("keeps the two origins apart by name, for reading (the read tools' rule) and for writing", () => {
+    for (const text of [TOOL_RULES.origins, MEMORY_WRITE_GUIDANCE.join("\n")]) {
+      for (const origin of MEMORY_ORIGINS) expect(text).toContain(`'${origin}'`);
     }
   });
 
@@ -121,12 +123,21 @@ describe("memory guidance", () => {
   });
 });
 
-describe("the closing rules", () => {
+describe("the safety rules and the closing reminder", () => {
   it("name no tool, so they hold whichever capabilities are active", () => {
-    expect(CLOSING_RULES.join("\n")).not.toMatch(/north__/);
+    expect([...SAFETY_RULES, CLOSING_REMINDER].join("\n")).not.toMatch(/north__/);
   });
 
   it("have no blank line", () => {
-    expectNoBlankLine(CLOSING_RULES);
+    expectNoBlankLine([...SAFETY_RULES, CLOSING_REMINDER]);
+  });
+
+  it("cover the data boundary, honesty and special categories of personal data", () => {
+    const text = SAFETY_RULES.join("\n");
+    expect(text).toMatch(/never instructions/);
+    expect(text).toMatch(/receipt/);
+    for (const category of [/health/i, /union/i, /belief/i, /offence/i]) {
+      expect(text).toMatch(category);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { CLOSING_RULES } from "@north/agent-runtime";
+import { CLOSING_REMINDER, SAFETY_RULES } from "@north/agent-runtime";
 import { hasScopes, type Principal, type Scope } from "../principal.ts";
 import type { Capability } from "../tool-definition.ts";
 import { memoryReadCapability, memoryWriteCapability, SEMANTIC_RECALL } from "./memory/index.ts";
@@ -107,12 +107,21 @@ export function foreignToolsInGuidance(capability: Capability): string[] {
 }
 
 const PREAMBLE =
-  "North is this legal workspace's memory. It tells you how the lawyer you are helping works, and you keep it up to date as they tell you.";
+  "North is this legal workspace's memory: how each lawyer works, and what the firm knows.";
+
+/** Claude Code cuts instructions at 2,048 characters (SPEC §3b); North's stay below this. */
+export const INSTRUCTIONS_MAX_CHARS = 2_000;
 
 /**
- * Server instructions for a principal: a shared preamble, each active capability's lines, and
- * last the data-boundary and honesty rules (SPEC §5).
+ * Server instructions for a principal: the safety rules first (SPEC §3b), a one-line preamble,
+ * each active capability's lines, and last a one-line reminder of the data boundary and honesty
+ * (SPEC §5). Under {@link INSTRUCTIONS_MAX_CHARS} for every set of scopes (a test holds it).
  */
 export function composeInstructions(capabilities: readonly Capability[]): string {
-  return [PREAMBLE, ...capabilities.flatMap((c) => c.guidance), ...CLOSING_RULES].join("\n\n");
+  return [
+    ...SAFETY_RULES,
+    PREAMBLE,
+    ...capabilities.flatMap((c) => c.guidance),
+    CLOSING_REMINDER,
+  ].join("\n\n");
 }

@@ -60,8 +60,9 @@ export const forgetTool = {
   title: "Forget (erase) memories",
   description: [
     "Erasure: forgets what the workspace holds about a subject (subject_type + subject_id), or one memory (memory_id), in one step.",
-    "The body is removed for good; a tombstone records who erased it and when. A member erases only the memories they wrote; erasing everything about a subject is a workspace manager's act. The receipt says how many were erased and how many remain that you may not erase.",
-    "Confirm with the lawyer before calling. Check the result with north__memory_held.",
+    "The body is removed for good; a tombstone records who erased it and when. Confirm with the lawyer before calling: say what will be erased, and wait for their yes.",
+    "A member erases only the memories they wrote; erasing everything about a subject is a workspace manager's act (it needs the admin scope, which North asks for).",
+    "The receipt says how many were erased (forgotten) and how many remain that you may not erase (remaining): tell the lawyer both, and never say nothing is left while remaining is above 0. Check with north__memory_held.",
   ].join(" "),
   kind: "write",
   inputSchema,

@@ -5,6 +5,7 @@ import {
   sanitizeBody,
   subjectKey,
   subjectKeyOf,
+  TOOL_RULES,
 } from "@north/agent-runtime";
 import { MAX_SUPERSEDES, rememberMemory } from "@north/db";
 import { z } from "zod";
@@ -72,9 +73,13 @@ export const rememberTool = {
   title: "Remember for the workspace",
   description: [
     "Stores one memory for the whole workspace, so the next colleague's assistant knows it too.",
-    "Use it for durable knowledge worth reusing: operational facts, or observations about a named person (then subject_type and subject_id are required, as for any fact about a person).",
-    "Say 'stated' only when a lawyer said it; 'inferred' when you concluded it. Memories expire (90 days by default) and are visible to every member of the workspace.",
+    "Use it for durable knowledge worth reusing, one fact per memory: operational facts, or observations about a named person.",
+    "Every observation, and any fact about a person, needs subject_type and subject_id: never guess them; ask the lawyer when unsure.",
+    "Say 'stated' only when a lawyer said it; 'inferred' when you concluded it: an inference is never recorded as something anyone said.",
+    TOOL_RULES.specialCategories,
+    "Memories expire (90 days by default) and are visible to every member of the workspace.",
     "Returns the memory id and its expiry; rejected means nothing was stored and the message says what to fix. Retrying is safe: the same memory sent again within a day answers noop with the id already held. To take something back, call north__memory_forget.",
+    TOOL_RULES.honesty,
   ].join(" "),
   kind: "write",
   inputSchema,

@@ -1,4 +1,4 @@
-import { DISCLOSURE, SAVE_TOOL } from "@north/agent-runtime";
+import { DISCLOSURE, SAVE_TOOL, TOOL_RULES } from "@north/agent-runtime";
 import { type SaveAnswerResult, saveAnswer } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
@@ -93,7 +93,10 @@ export const saveWorkingProfileAnswer = {
     "Saves one answer to the lawyer's working profile, right after they give it: during onboarding, when they talk about how they work, or after a follow-up question once you finish a piece of work.",
     "Send the question with the wording you actually asked (a bank question reworded, or your own custom question) and the answer as the lawyer gave it; one question at a time.",
     `Before the first save in a conversation, tell the lawyer that ${DISCLOSURE}.`,
+    "Never invent an answer: \"I don't know\" is saved as the lawyer's own uncertainty, or not at all.",
     "Returns a receipt: created, updated or noop mean it is saved; conflict means re-read with north__working_profile and resend with expected_version; rejected means nothing was saved, and the message says why.",
+    TOOL_RULES.honesty,
+    TOOL_RULES.specialCategories,
     "If the lawyer skips, stops or postpones, save nothing and do not ask again in this conversation.",
   ].join(" "),
   kind: "write",
