@@ -43,8 +43,9 @@ import {
   type MessagesApi,
   type MessagesRequest,
   requestText,
-  type SeenToolResult,
   startMessagesApi,
+  type ToolResultBlock,
+  toolResultBlocks,
   toolResultText,
 } from "../support/messages-api.ts";
 import { connectClient, type ServeProcess, spawnServe } from "../support/serve-process.ts";
@@ -119,19 +120,16 @@ afterAll(async () => {
 /** One `claude -p` run: the requests the model received and the tool results among them. */
 interface Run {
   requests: MessagesRequest[];
-  results: SeenToolResult[];
+  results: ToolResultBlock[];
 }
 
 /** Runs `claude -p` with `args`, North's tools allowed, and returns what the stand-in saw. */
 async function runClaude(args: string[]): Promise<Run> {
   const requestsBefore = messages.requests.length;
-  const resultsBefore = messages.toolResults.length;
   const run = await claude.run(["-p", ...args, "--allowedTools", "mcp__north"], 180_000);
   if (run.code !== 0) throw new Error(`claude -p failed (${run.code}): ${run.stdout}${run.stderr}`);
-  return {
-    requests: messages.requests.slice(requestsBefore),
-    results: messages.toolResults.slice(resultsBefore),
-  };
+  const requests = messages.requests.slice(requestsBefore);
+  return { requests, results: requests.flatMap(toolResultBlocks) };
 }
 
 /** A scripted model: calls `tools` (North's names) all at once, then answers when it has results. */
@@ -257,7 +255,7 @@ function firstRequest(run: Run): MessagesRequest {
 function resultOf(run: Run, tool: string): string {
   const found = run.results.filter((result) => result.toolName === `${PREFIX}${tool}`);
   expect(found, `results of ${tool}`).toHaveLength(1);
-  const [result] = found as [SeenToolResult];
+  const [result] = found as [ToolResultBlock];
   const text = toolResultText(result.content);
   expect(result.isError, text).toBe(false);
   return text;

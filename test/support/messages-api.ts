@@ -23,8 +23,34 @@ export interface SeenToolResult {
   /** A string content as sent; an array of blocks as JSON (see {@link toolResultText}). */
   text: string;
   isError: boolean;
-  /** The `content` of the `tool_result` block exactly as sent: a string or an array of blocks. */
+}
+
+/** A `tool_result` block of a request: its tool (named by the call it answers) and its content. */
+export interface ToolResultBlock {
+  toolName: string;
+  /** Exactly as sent: a string or an array of blocks (read it with {@link toolResultText}). */
   content: unknown;
+  isError: boolean;
+}
+
+/** The tool results a request's last user message carries, named by the calls they answer. */
+export function toolResultBlocks(request: MessagesRequest): ToolResultBlock[] {
+  const names = new Map<string, string>();
+  for (const message of request.messages ?? []) {
+    if (message.role !== "assistant" || !Array.isArray(message.content)) continue;
+    for (const block of message.content as { type?: string; id?: string; name?: string }[]) {
+      if (block.type === "tool_use") names.set(String(block.id), String(block.name));
+    }
+  }
+  const last = request.messages?.at(-1);
+  if (last?.role !== "user" || !Array.isArray(last.content)) return [];
+  return (last.content as Record<string, unknown>[])
+    .filter((part) => part.type === "tool_result")
+    .map((part) => ({
+      toolName: names.get(String(part.tool_use_id)) ?? "",
+      content: part.content,
+      isError: part.is_error === true,
+    }));
 }
 
 /**
@@ -201,7 +227,6 @@ function toolResultsOf(request: MessagesRequest, names: Map<string, string>): Se
       toolName: names.get(String(part.tool_use_id)) ?? "",
       text: typeof part.content === "string" ? part.content : JSON.stringify(part.content ?? ""),
       isError: part.is_error === true,
-      content: part.content,
     }));
 }
 
