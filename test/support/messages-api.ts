@@ -20,8 +20,85 @@ export interface MessagesRequest {
 /** A tool result Claude Code sent back, as text. */
 export interface SeenToolResult {
   toolName: string;
+  /** A string content as sent; an array of blocks as JSON (see {@link toolResultText}). */
   text: string;
   isError: boolean;
+}
+
+/** A `tool_result` block of a request: its tool (named by the call it answers) and its content. */
+export interface ToolResultBlock {
+  toolName: string;
+  /** Exactly as sent: a string or an array of blocks (read it with {@link toolResultText}). */
+  content: unknown;
+  isError: boolean;
+}
+
+/** The tool results a request's last user message carries, named by the calls they answer. */
+export function toolResultBlocks(request: MessagesRequest): ToolResultBlock[] {
+  const names = new Map<string, string>();
+  for (const message of request.messages ?? []) {
+    if (message.role !== "assistant" || !Array.isArray(message.content)) continue;
+    for (const block of message.content as { type?: string; id?: string; name?: string }[]) {
+      if (block.type === "tool_use") names.set(String(block.id), String(block.name));
+    }
+  }
+  const last = request.messages?.at(-1);
+  if (last?.role !== "user" || !Array.isArray(last.content)) return [];
+  return (last.content as Record<string, unknown>[])
+    .filter((part) => part.type === "tool_result")
+    .map((part) => ({
+      toolName: names.get(String(part.tool_use_id)) ?? "",
+      content: part.content,
+      isError: part.is_error === true,
+    }));
+}
+
+/**
+ * What the model reads of a tool result's `content`: a string as it is; an array of blocks as
+ * their texts joined by newlines (a block that is not text, e.g. an image, as its JSON).
+ */
+export function toolResultText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return content === undefined ? "" : JSON.stringify(content);
+  return content
+    .map((block: { type?: string; text?: unknown }) =>
+      block?.type === "text" && typeof block.text === "string" ? block.text : JSON.stringify(block),
+    )
+    .join("\n");
+}
+
+/** Every text a request carries: its system blocks, then each message's text, in order. */
+export function requestText(request: MessagesRequest): string {
+  const system =
+    typeof request.system === "string"
+      ? [request.system]
+      : (request.system ?? []).map((block) => block.text);
+  const messages = (request.messages ?? []).map((message) => {
+    if (!Array.isArray(message.content)) return toolResultText(message.content);
+    return (message.content as { type?: string; text?: string; content?: unknown }[])
+      .map((block) =>
+        block.type === "tool_result"
+          ? toolResultText(block.content)
+          : block.type === "text"
+            ? (block.text ?? "")
+            : JSON.stringify(block),
+      )
+      .join("\n");
+  });
+  return [...system, ...messages].join("\n\n");
+}
+
+/** How many characters of text a count_tokens request holds (the CLI's own estimate: 4 a token). */
+function countedCharacters(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value)) return value.reduce((sum, item) => sum + countedCharacters(item), 0);
+  if (value && typeof value === "object") {
+    return Object.entries(value).reduce(
+      (sum, [key, item]) => sum + (key === "type" ? 0 : countedCharacters(item)),
+      0,
+    );
+  }
+  return 0;
 }
 
 /** A stand-in for Anthropic's Messages API, scripted to make one tool call and then answer. */
@@ -34,6 +111,11 @@ export interface MessagesApi {
   toolResults: SeenToolResult[];
   /** Every request body received, in order (system prompt, tools, messages). */
   requests: MessagesRequest[];
+  /**
+   * The token counts the CLI asked for (`/v1/messages/count_tokens`, before it decides whether a
+   * large tool result goes to a file), kept apart from {@link requests}: they are no model turn.
+   */
+  countTokens: MessagesRequest[];
   /** The next conversation offered `tool` gets one call to it with `input`. */
   script(use: ScriptedToolUse): void;
   /** Answers every request with `responder` from now on (`null` restores the default). */
@@ -157,6 +239,7 @@ export async function startMessagesApi(): Promise<MessagesApi> {
   const toolResults: SeenToolResult[] = [];
   const toolNames = new Map<string, string>();
   const requests: MessagesRequest[] = [];
+  const countTokens: MessagesRequest[] = [];
   let pending: ScriptedToolUse | null = null;
   let responder: Responder | null = null;
   let calls = 0;
@@ -166,6 +249,16 @@ export async function startMessagesApi(): Promise<MessagesApi> {
       return;
     }
     const request = await readJson(req);
+    if (req.url.startsWith("/v1/messages/count_tokens")) {
+      // As the real API would count it (about four characters a token), so the CLI's size
+      // checks on a large result behave as they do against Anthropic, not as if it were empty.
+      countTokens.push(request);
+      const tokens = Math.ceil(countedCharacters([request.system, request.messages]) / 4);
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ input_tokens: tokens }));
+      return;
+    }
     requests.push(request);
     const offered = (request.tools ?? []).map((tool) => tool.name);
     offeredTools.push(offered);
@@ -216,6 +309,7 @@ export async function startMessagesApi(): Promise<MessagesApi> {
     offeredTools,
     toolResults,
     requests,
+    countTokens,
     script: (use) => {
       pending = use;
     },
