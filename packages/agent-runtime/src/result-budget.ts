@@ -1,18 +1,18 @@
 import type { Checked } from "./codes.ts";
 
 /**
- * Bounded results (SPEC §3b). Claude Code saves a tool result over about 100,000 characters
- * (25,000 tokens) to a file and shows the model a 2 KB preview, so every result North sends stays
+ * Bounded results (SPEC §3b). Claude Code 2.1.197 saves a tool result over 50,000 characters (or
+ * 25,000 tokens) to a file and shows the model a 2 KB preview, so every result North sends stays
  * well below that, measured on what the host passes on: the JSON of `structuredContent`, where
  * every body appears once in the fenced `block` and, for the reads that return rows, once more
  * in the rows. A read that has more pages through a cursor and says so in a sentence.
  */
 
-/** Characters of serialized `structuredContent` one paged read may send (≈ 12,000 tokens). */
-export const RESULT_CHAR_BUDGET = 48_000;
+/** Characters of serialized `structuredContent` one paged read may send (≈ 8,000 tokens). */
+export const RESULT_CHAR_BUDGET = 32_000;
 
 /** Of the briefing's budget, the characters its working profile may take. */
-export const BRIEFING_PROFILE_CHAR_BUDGET = 24_000;
+export const BRIEFING_PROFILE_CHAR_BUDGET = 16_000;
 
 /** Characters an item adds to a result's JSON: its text once JSON-encoded, plus a separator. */
 export function jsonCost(value: unknown): number {

@@ -94,7 +94,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: BUDGET,
-      find: "export const RESULT_CHAR_BUDGET = 48_000;",
+      find: "export const RESULT_CHAR_BUDGET = 32_000;",
       replace: "export const RESULT_CHAR_BUDGET = 480_000;",
       why: "a page budget above what Claude Code passes on",
     },
@@ -118,7 +118,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: BUDGET,
-      find: "export const BRIEFING_PROFILE_CHAR_BUDGET = 24_000;",
+      find: "export const BRIEFING_PROFILE_CHAR_BUDGET = 16_000;",
       replace: "export const BRIEFING_PROFILE_CHAR_BUDGET = 240_000;",
       why: "the briefing carries the whole profile, unbudgeted",
     },
