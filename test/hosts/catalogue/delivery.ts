@@ -21,14 +21,7 @@ const DATA_BEFORE_FENCE: Entry["mutation"] = {
     "        : { structuredContent: Object.fromEntries(Object.entries(outcome.structured as Record<string, unknown>).reverse()) }),",
 };
 
-/** Every long string of a structured result sent four times over. */
-const LONG_STRINGS_REPEATED: Entry["mutation"] = {
-  file: TOOL_RUNNER,
-  why: "long texts (answers, fences) are sent several times over in the structured result",
-  find: "        : { structuredContent: outcome.structured as Record<string, unknown> }),",
-  replace:
-    '        : { structuredContent: JSON.parse(JSON.stringify(outcome.structured, (_k, v) => (typeof v === "string" && v.length > 1000 ? v.repeat(4) : v))) as Record<string, unknown> }),',
-};
+const BUDGET = "packages/agent-runtime/src/result-budget.ts";
 
 /** The suites of this concern whose every check needs an entry below. */
 export const SUITES: readonly string[] = [DELIVERY];
@@ -102,14 +95,24 @@ export const MUTATIONS: readonly Entry[] = [
       file: DELIVERY,
       name: `${LARGE} the briefing reaches the model whole, once each, and says to read the rest with north__working_profile`,
     },
-    mutation: LONG_STRINGS_REPEATED,
+    mutation: {
+      file: BUDGET,
+      find: "export const BRIEFING_PROFILE_CHAR_BUDGET = 16_000;",
+      replace: "export const BRIEFING_PROFILE_CHAR_BUDGET = 160_000;",
+      why: "the briefing's profile budgeted above what Claude Code passes on",
+    },
   },
   {
     check: {
       file: DELIVERY,
       name: `${LARGE} north__working_profile reaches the model whole and names the cursor that reads the rest`,
     },
-    mutation: LONG_STRINGS_REPEATED,
+    mutation: {
+      file: BUDGET,
+      find: "export const RESULT_CHAR_BUDGET = 32_000;",
+      replace: "export const RESULT_CHAR_BUDGET = 320_000;",
+      why: "a page budget above what Claude Code passes on",
+    },
   },
   {
     check: {
