@@ -568,17 +568,31 @@ class ReadCommand implements fc.AsyncCommand<Model, Real> {
   ) {}
   check = () => true;
   async run(model: Model, real: Real) {
-    const result = await real.client.callTool({
-      name: "north__working_profile",
-      arguments: { view: this.view, ...(this.locale ? { locale: this.locale } : {}) },
-    });
-    expect(result.isError).not.toBe(true);
-    const view = result.structuredContent as unknown as ProfileView;
+    // A large profile comes in pages (SPEC §3b): together they hold every row once.
+    const entries: ProfileView["entries"] = [];
+    let view: ProfileView & { next_cursor?: string };
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      pages += 1;
+      const result = await real.client.callTool({
+        name: "north__working_profile",
+        arguments: {
+          view: this.view,
+          ...(this.locale ? { locale: this.locale } : {}),
+          ...(cursor ? { cursor } : {}),
+        },
+      });
+      expect(result.isError).not.toBe(true);
+      view = result.structuredContent as unknown as ProfileView & { next_cursor?: string };
+      entries.push(...view.entries);
+      cursor = view.next_cursor;
+    } while (cursor);
     const byId = (a: { question_id: string }, b: { question_id: string }) =>
       a.question_id < b.question_id ? -1 : 1;
     const stored = await storedRows(real.tenant);
     expect(
-      [...view.entries]
+      [...entries]
         .sort(byId)
         .map((e) => [e.question_id, e.question, e.question_source, e.answer, e.answer_version]),
     ).toEqual(
@@ -587,7 +601,7 @@ class ReadCommand implements fc.AsyncCommand<Model, Real> {
         .sort(byId)
         .map((r) => [r.question_id, r.question, "recorded", r.answer, r.version]),
     );
-    for (const entry of view.entries) {
+    for (const entry of entries) {
       // The tool speaks milliseconds; the table keeps microseconds.
       const updatedUs = Number(stored.get(entry.question_id)?.updated ?? Number.NaN);
       expect(Date.parse(entry.updated_at)).toBe(Math.floor(updatedUs / 1000));
@@ -601,7 +615,7 @@ class ReadCommand implements fc.AsyncCommand<Model, Real> {
     } else {
       expect(view.suggested_questions).toBeUndefined();
     }
-    await expectAudited(real, ["read"]);
+    await expectAudited(real, Array(pages).fill("read"));
   }
   toString = () => `read(${this.view}${this.locale ? `, ${this.locale}` : ""})`;
 }
