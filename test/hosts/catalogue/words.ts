@@ -24,7 +24,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: WORDS,
-      name: `${INSTRUCTIONS} stay under 2,000 characters and open with the safety rules for scopes 'profile:write memory:read memory:write admin'`,
+      name: `${INSTRUCTIONS} stay under 2,000 characters and open with the safety rules for scopes 'profile+read+write+admin'`,
     },
     mutation: {
       file: CAPABILITIES,
