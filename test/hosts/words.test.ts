@@ -77,8 +77,7 @@ const RULES: Record<string, RegExp[]> = {
 
 describe("the server instructions as the hosts cut them", () => {
   // Short labels: vitest cuts a long $value in a test's name.
-  const label = (scopes: Scope[]) =>
-    scopes.map((scope) => SHORT[scope]).join("+") || "none";
+  const label = (scopes: Scope[]) => scopes.map((scope) => SHORT[scope]).join("+") || "none";
   it.each(SCOPE_SETS.map((scopes) => ({ scopes: label(scopes), list: scopes })))(
     "stay under 2,000 characters and open with the safety rules for scopes $scopes",
     ({ list }) => {
