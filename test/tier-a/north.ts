@@ -16,7 +16,9 @@ import {
   startHttpServer,
 } from "@north/mcp-server";
 import { capturingLogger } from "../support/logs.ts";
-import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+
+/** The audit fingerprint key of the run's servers (test/support/mcp.ts imports vitest). */
+const AUDIT_KEY = "tier-a-audit-key-for-north-hosts";
 
 /** A database North can run on: its owner URL (rows, seeding) and its app login role. */
 export interface TierADatabase {
@@ -83,7 +85,7 @@ export async function startTierANorth(
       resolvePrincipal: createAuthResolver(app.db),
       limiter: limiters[name],
       logger,
-      auditKey: TEST_AUDIT_KEY,
+      auditKey: AUDIT_KEY,
     });
     const port = await freePort();
     servers.push(await startHttpServer(mcpApp.fetch, { port, hostname: "127.0.0.1" }));
