@@ -110,11 +110,12 @@ export const entries = (ctx: ScriptContext) =>
   }[];
 
 /**
- * The disclosure, said only when North's words (tool descriptions, instructions) tell the model
- * to: a scripted model that discloses because North asked it to.
+ * The disclosure, said only when the save tool's description, as Claude Code delivers it, tells
+ * the model to (SPEC §3b: the disclosure rides on the save): a scripted model that discloses
+ * because North asked it to.
  */
 export const disclosure = (ctx: ScriptContext) =>
-  ctx.told(DISCLOSED)
+  /\bmanagers\b/i.test(ctx.description(SAVE))
     ? "Before I save anything: what I save is my transcription of your words, and your workspace's managers can see it."
     : "";
 

@@ -73,8 +73,8 @@ export interface ScriptContext {
   last(tool: string): Json | undefined;
   /** The scripted model's notes, kept across the case's turns (the question it asked…). */
   memo: Record<string, string | number>;
-  /** True when the words this request carries — tool descriptions, system prompt — match. */
-  told(pattern: RegExp): boolean;
+  /** The description of `tool` (North's own name) as this request delivers it, or "". */
+  description(tool: string): string;
   /** The lawyer's latest message as the model received it (a prompt arrives expanded). */
   lawyer(): string;
 }
@@ -253,15 +253,6 @@ async function auditOf(north: TierANorth, lawyer: Lawyer): Promise<AuditRow[]> {
     order by occurred_at, id`;
 }
 
-/** Text of a request's words: its system prompt and every tool's name and description. */
-function wordsOf(request: MessagesRequest): string {
-  const system = Array.isArray(request.system)
-    ? request.system.map((part) => part.text).join("\n")
-    : (request.system ?? "");
-  const tools = (request.tools ?? []).map((tool) => `${tool.name}: ${tool.description ?? ""}`);
-  return [system, ...tools].join("\n");
-}
-
 /** The text of the latest user message that is not only tool results. */
 function lawyerText(request: MessagesRequest): string {
   for (const message of [...(request.messages ?? [])].reverse()) {
@@ -302,7 +293,8 @@ function scriptFor(messages: MessagesApi) {
       results,
       memo,
       last: (tool) => results.findLast((r) => r.tool === tool)?.json,
-      told: (pattern) => pattern.test(wordsOf(request)),
+      description: (tool) =>
+        request.tools?.find((t) => t.name === `${SERVER_PREFIX}${tool}`)?.description ?? "",
       lawyer: () => lawyerText(request),
     };
     const blocks = step(ctx).filter((block) => block.type !== "text" || block.text !== "");
