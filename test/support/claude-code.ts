@@ -179,13 +179,22 @@ export interface ClaudeCode {
   close(): Promise<void>;
 }
 
+/** Where Claude Code's model lives: the test's stand-in (the default), or a real API. */
+export interface ClaudeCodeOptions {
+  /** `ANTHROPIC_BASE_URL`: the stand-in's URL, or a real endpoint; unset, Anthropic's API. */
+  messagesApi?: string;
+  /** `ANTHROPIC_API_KEY`; a dummy one by default (the stand-in ignores it). */
+  apiKey?: string;
+}
+
 /**
  * Claude Code as a person runs it, isolated: a private HOME and working directory, a dummy API
  * key, `ANTHROPIC_BASE_URL` at the test's stand-in Messages API, no auto-update or other
  * traffic, and `BROWSER` a script that appends the URL to a file (the test's Chromium opens
- * it). Throws — the suite fails, never skips — when the pinned CLI is not installed.
+ * it). Throws — the suite fails, never skips — when the pinned CLI is not installed. The Tier A
+ * run (`bun run test:tier-a`) gives it a real key and no stand-in instead.
  */
-export async function startClaudeCode(options: { messagesApi: string }): Promise<ClaudeCode> {
+export async function startClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeCode> {
   if (!existsSync(CLAUDE_BIN)) {
     throw new Error(`Claude Code is not installed at ${CLAUDE_BIN}: run bun install`);
   }
@@ -216,8 +225,8 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
     TERM: "dumb",
     LANG: "C.UTF-8",
     BROWSER: browser,
-    ANTHROPIC_API_KEY: "sk-ant-test-dummy",
-    ANTHROPIC_BASE_URL: options.messagesApi,
+    ANTHROPIC_API_KEY: options.apiKey ?? "sk-ant-test-dummy",
+    ...(options.messagesApi ? { ANTHROPIC_BASE_URL: options.messagesApi } : {}),
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_TELEMETRY: "1",
@@ -340,8 +349,15 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
   };
 }
 
-/** `claude mcp add` North's MCP endpoint as a user-scoped HTTP server named `north`. */
-export async function addNorth(claude: ClaudeCode, mcpUrl: string): Promise<void> {
+/**
+ * `claude mcp add` North's MCP endpoint as a user-scoped HTTP server named `north`; `extra`
+ * adds options (`--header "Authorization: Bearer …"` for a host that holds an API token).
+ */
+export async function addNorth(
+  claude: ClaudeCode,
+  mcpUrl: string,
+  extra: string[] = [],
+): Promise<void> {
   const added = await claude.run([
     "mcp",
     "add",
@@ -351,6 +367,8 @@ export async function addNorth(claude: ClaudeCode, mcpUrl: string): Promise<void
     "user",
     "north",
     mcpUrl,
+    // Last: `--header` takes every argument after it.
+    ...extra,
   ]);
   if (added.code !== 0) throw new Error(`claude mcp add failed: ${added.stderr}`);
 }
