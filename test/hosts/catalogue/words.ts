@@ -40,16 +40,10 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: CAPABILITIES,
-      find: "    ...capabilities.flatMap((c) => c.guidance),\n    CLOSING_REMINDER,\n",
-      replace: "    CLOSING_REMINDER,\n    ...capabilities.flatMap((c) => c.guidance),\n",
-      why: "the capabilities' guidance last, and the safety rules read as preamble",
-      also: [
-        {
-          file: CAPABILITIES,
-          find: "    ...SAFETY_RULES,\n    PREAMBLE,\n    CLOSING_REMINDER,\n",
-          replace: "    PREAMBLE,\n    CLOSING_REMINDER,\n    ...SAFETY_RULES,\n",
-        },
-      ],
+      find: "    ...SAFETY_RULES,\n    PREAMBLE,\n    ...capabilities.flatMap((c) => c.guidance),\n",
+      replace:
+        "    PREAMBLE,\n    ...capabilities.flatMap((c) => c.guidance),\n    ...SAFETY_RULES,\n",
+      why: "the safety rules after the capabilities' guidance, where Claude Code's cut drops them",
     },
   },
   {
