@@ -183,9 +183,13 @@ export interface ClaudeCode {
  * Claude Code as a person runs it, isolated: a private HOME and working directory, a dummy API
  * key, `ANTHROPIC_BASE_URL` at the test's stand-in Messages API, no auto-update or other
  * traffic, and `BROWSER` a script that appends the URL to a file (the test's Chromium opens
- * it). Throws — the suite fails, never skips — when the pinned CLI is not installed.
+ * it). Throws — the suite fails, never skips — when the pinned CLI is not installed. `env` adds
+ * variables to every run (those a plugin's `.mcp.json` expands, say).
  */
-export async function startClaudeCode(options: { messagesApi: string }): Promise<ClaudeCode> {
+export async function startClaudeCode(options: {
+  messagesApi: string;
+  env?: Record<string, string>;
+}): Promise<ClaudeCode> {
   if (!existsSync(CLAUDE_BIN)) {
     throw new Error(`Claude Code is not installed at ${CLAUDE_BIN}: run bun install`);
   }
@@ -222,6 +226,7 @@ export async function startClaudeCode(options: { messagesApi: string }): Promise
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_TELEMETRY: "1",
     DISABLE_ERROR_REPORTING: "1",
+    ...options.env,
   };
   const children = new Set<ChildProcess>();
   let seenUrls = 0;
