@@ -66,7 +66,6 @@ const settings = () => ({
   north_token: token,
   database_app_url: db.directAppUrl,
   audit_key: randomBytes(16).toString("hex"),
-  secret_key: randomBytes(24).toString("hex"),
 });
 
 /** The extension's server, started the way Claude Desktop starts it, once for the file. */
@@ -125,16 +124,13 @@ describe("North's Claude Desktop extension (bun run build:mcpb)", () => {
     const env = manifest.server.mcp_config.env ?? {};
     const fromSetting = (variable: string) =>
       env[variable]?.match(/^\$\{user_config\.(\w+)\}$/)?.[1];
-    for (const variable of [
-      "NORTH_TOKEN",
-      "DATABASE_APP_URL",
-      "NORTH_AUDIT_KEY",
-      "NORTH_SECRET_KEY",
-    ]) {
+    for (const variable of ["NORTH_TOKEN", "DATABASE_APP_URL", "NORTH_AUDIT_KEY"]) {
       const key = fromSetting(variable);
       expect(key, `${variable} comes from a setting`).toBeDefined();
       expect(options[key as string], variable).toMatchObject({ sensitive: true, required: true });
     }
+    // A lawyer's desktop never holds the firm's secret key: stdio runs no sign-in.
+    expect(env).not.toHaveProperty("NORTH_SECRET_KEY");
     // Every setting the environment names is declared (an undeclared one reaches the server as
     // the literal text `${user_config.…}`).
     for (const variable of Object.keys(env)) {

@@ -51,8 +51,12 @@ export interface AppRuntime {
    */
   maintenance?: DatabaseHandle;
   auditKey: string;
-  /** NORTH_SECRET_KEY, or the embedded install's own. */
-  secretKey: string;
+  /**
+   * NORTH_SECRET_KEY, or the embedded install's own. Absent only for `serve --stdio` against an
+   * operator's database, which runs no sign-in and so needs no key (a lawyer's desktop extension
+   * is never given the firm's secret key).
+   */
+  secretKey?: string;
   local?: { home: string; state: LocalState; database: LocalDatabase };
   close(): Promise<void>;
 }
@@ -61,15 +65,19 @@ export interface AppRuntime {
  * The app-role connection for `serve`: `DATABASE_APP_URL` with `NORTH_AUDIT_KEY`, or the local
  * embedded database and the key kept in `.north/local.json`; beside it the maintenance login's
  * pool (`DATABASE_MAINTENANCE_URL`, or the embedded database's maintenance login).
+ * `NORTH_SECRET_KEY` is required with `DATABASE_APP_URL` unless `signIn` is false (stdio).
  */
-export async function openApp(config: NorthConfig): Promise<AppRuntime> {
+export async function openApp(
+  config: NorthConfig,
+  options: { signIn: boolean } = { signIn: true },
+): Promise<AppRuntime> {
   if (config.DATABASE_APP_URL) {
     if (!config.NORTH_AUDIT_KEY) {
       throw new CliError(
         "NORTH_AUDIT_KEY is not set: serve needs it (at least 16 characters) with DATABASE_APP_URL",
       );
     }
-    if (!config.NORTH_SECRET_KEY) {
+    if (options.signIn && !config.NORTH_SECRET_KEY) {
       throw new CliError(
         "NORTH_SECRET_KEY is not set: serve needs it (at least 32 characters) with DATABASE_APP_URL",
       );

@@ -174,6 +174,8 @@ export async function serveHttp(
   }
   const embedder = embedderFor(config, logger);
   const runtime = await openApp(config);
+  const { secretKey } = runtime;
+  if (!secretKey) throw new CliError("NORTH_SECRET_KEY is not set: serve needs it for sign-in");
   const limiter = limiterFor(config, logger);
   const host = flags.host ?? config.NORTH_HOST;
   // The issuer names the port, so a random one is chosen before listening.
@@ -187,7 +189,7 @@ export async function serveHttp(
     : createSignIn({
         db: runtime.app.db,
         issuer,
-        secret: runtime.secretKey,
+        secret: secretKey,
         fingerprint: createFingerprinter(runtime.auditKey),
         logger,
         openConsole: (c, member) =>
@@ -282,7 +284,7 @@ export async function serveStdio(config: NorthConfig) {
   const token = config.NORTH_TOKEN?.trim();
   if (!token) throw new CliError("NORTH_TOKEN is not set: serve --stdio authenticates with it");
   const embedder = embedderFor(config, logger);
-  const runtime = await openApp(config);
+  const runtime = await openApp(config, { signIn: false });
   const principal = await principalForToken(runtime.app.db, token);
   if (!principal) {
     await runtime.close();
