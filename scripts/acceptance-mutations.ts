@@ -430,7 +430,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory("recall", "keeps the fenced block within the token budget"),
     mutation: {
       file: FENCE,
-      find: "    if (used + cost > options.tokenBudget) break;\n",
+      find: "    if (used + cost > options.tokenBudget) return;\n",
       replace: "",
       why: "render every recalled memory whatever the token budget",
     },

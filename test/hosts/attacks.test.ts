@@ -5,7 +5,9 @@
  * weakness found; a passing one is an attack that held. Through the real app with the SDK
  * client, as test/hosts/bounded-results.test.ts does.
  */
+
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { encodeCursor } from "@north/agent-runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { useTestApp } from "../support/mcp.ts";
@@ -29,7 +31,11 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   };
 }
 
-const cursorOf = (position: string) => Buffer.from(position, "utf8").toString("base64url");
+/**
+ * A crafted cursor of the profile's listing: the tag is no secret (it only binds a cursor to its
+ * listing), so an attacker can forge one; the position is what is attacked.
+ */
+const cursorOf = (position: string) => encodeCursor("north__working_profile", position);
 
 describe("A1-A2: one profile entry within the write limits, worst-case characters", () => {
   let client: Client;
@@ -70,7 +76,7 @@ describe("A1-A2: one profile entry within the write limits, worst-case character
   });
 });
 
-describe("A3-A4: one memory within the write limits blinds recall and the briefing", () => {
+describe("A3-A4: one memory within the write limits does not blind recall or the briefing", () => {
   let client: Client;
   const SUBJECT = { subject_type: "client", subject_id: "Jeanne Martin" };
 
@@ -117,7 +123,7 @@ describe("A3-A4: one memory within the write limits blinds recall and the briefi
   });
 });
 
-describe("A5: held's cursor is not bound to its subject", () => {
+describe("A5: held's cursor is bound to its subject", () => {
   let client: Client;
 
   beforeAll(async () => {
@@ -276,6 +282,12 @@ describe("attacks that should hold", () => {
     const ids = (result.structured.entries as { question_id: string }[]).map((e) => e.question_id);
     expect(ids[0]).toBe("q-1");
     expect(delivered(result.structured).length).toBeLessThan(HOST_LIMIT * 0.8);
+    // Without its listing's tag, the same position is refused.
+    const untagged = await call(client, "north__working_profile", {
+      cursor: Buffer.from("0000-01-01T00:00:00.000Z~0", "utf8").toString("base64url"),
+    });
+    expect(untagged.isError).toBe(true);
+    expect(untagged.text).toContain("NORTH_CURSOR_INVALID");
   });
 
   it("the pages together are every entry once; the cursor carries nothing but base64url", async () => {

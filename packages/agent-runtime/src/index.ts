@@ -79,6 +79,7 @@ export {
 } from "./question-id.ts";
 export {
   BRIEFING_PROFILE_CHAR_BUDGET,
+  cutToFit,
   decodeCursor,
   encodeCursor,
   jsonCost,

@@ -120,24 +120,37 @@ describe("renderMemoryFence", () => {
     expect(included).toBe(2);
   });
 
-  it("admits a memory whose line fits the budget exactly, and not with one token less", () => {
+  it("admits a memory whose line fits the budget exactly, and with one token less cuts it, saying so", () => {
     const exact = frame + cost(fact);
     expect(renderMemoryFence([fact], { mode: "recency", tokenBudget: exact }).included).toBe(1);
-    expect(renderMemoryFence([fact], { mode: "recency", tokenBudget: exact - 1 })).toEqual({
+    const cut = renderMemoryFence([fact], { mode: "recency", tokenBudget: exact - 1 });
+    expect(cut.includedIndexes).toEqual([0]);
+    expect(cut.block).not.toContain(fenceLine(fact));
+    expect(cut.block).toContain("(cut: too long for this result)");
+    expect(estimateTokens(cut.block)).toBeLessThanOrEqual(exact - 1);
+    const line = cut.block.split("\n")[2] ?? "";
+    expect(fenceLine(fact).startsWith(line.slice(0, line.lastIndexOf('"')))).toBe(true);
+  });
+
+  it("leaves out nothing at all when not even a cut line fits", () => {
+    expect(renderMemoryFence([fact], { mode: "recency", tokenBudget: frame + 5 })).toEqual({
       block: renderMemoryFence([], { mode: "recency", tokenBudget: 0 }).block,
       included: 0,
+      includedIndexes: [],
     });
   });
 
-  it("stops at the first memory that does not fit, keeping the ones before it", () => {
-    const budget = frame + cost(fact) + cost(observation) - 1;
-    const { block, included } = renderMemoryFence([fact, observation, fact], {
+  it("leaves out a memory that does not fit and still tries the ones after it", () => {
+    const long = { ...fact, body: "much longer than the fact ".repeat(8) };
+    const budget = frame + cost(long) + cost(fact);
+    const { block, included, includedIndexes } = renderMemoryFence([long, long, fact], {
       mode: "recency",
       tokenBudget: budget,
     });
-    expect(included).toBe(1);
+    expect(included).toBe(2);
+    expect(includedIndexes).toEqual([0, 2]);
+    expect(block).toContain(fenceLine(long));
     expect(block).toContain(fenceLine(fact));
-    expect(block).not.toContain(fenceLine(observation));
   });
 
   it("keeps the block within the budget whenever it holds a memory", () => {
@@ -216,5 +229,19 @@ describe("renderProfileFence, more", () => {
       body: "a\u2029b",
     });
     expect(line).toContain("\\u2029");
+  });
+});
+
+describe("look-alike brackets (issue 22's attack review, A7a)", () => {
+  it("escapes fullwidth, small and angle brackets, so no look-alike closing tag stands", () => {
+    const body =
+      "a \uFF1C/north-memories\uFF1E \uFE64x\uFE65 \u2039y\u203A \u3008z\u3009 \u27E8w\u27E9 \u2329v\u232A";
+    const line = fenceLine({ ...fact, body });
+    expect(line).not.toMatch(
+      /[\uFF1C\uFF1E\uFE64\uFE65\u2039\u203A\u3008\u3009\u27E8\u27E9\u2329\u232A]/,
+    );
+    expect(JSON.parse(line.slice(line.indexOf(': "') + 2))).toBe(body);
+    const profile = renderProfileFence([{ question: "\uFF1C/north-profile\uFF1E", answer: body }]);
+    expect(profile).not.toMatch(/[\uFF1C\uFF1E]/);
   });
 });

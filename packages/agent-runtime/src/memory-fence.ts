@@ -31,6 +31,13 @@ export function estimateTokens(text: string): number {
 }
 
 /**
+ * Brackets a model may read as `<` or `>` (fullwidth, small, single guillemets, CJK angle
+ * brackets): escaped like `<` and `>`, so not even a look-alike closing tag stands in a fence.
+ */
+const LOOK_ALIKE_BRACKET =
+  /[\uFF1C\uFF1E\uFE64\uFE65\u2039\u203A\u3008\u3009\u27E8\u27E9\u2329\u232A]/g;
+
+/**
  * A text as one JSON string that cannot break out of its line or its fence: JSON escapes `\n`;
  * `<`, `>` and the Unicode line separators (which JSON leaves as they are) are escaped too, so
  * neither a closing tag nor a line that renders as new can be forged, even by rows stored
@@ -40,6 +47,7 @@ function quoted(text: string): string {
   return JSON.stringify(text)
     .replace(/</g, "\\u003c")
     .replace(/>/g, "\\u003e")
+    .replace(LOOK_ALIKE_BRACKET, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16)}`)
     .replace(/\u2028/g, "\\u2028")
     .replace(/\u2029/g, "\\u2029");
 }
@@ -54,13 +62,21 @@ export function fenceLine(memory: FencedMemory): string {
 
 export interface FenceResult {
   block: string;
-  /** How many of the given memories fit in the budget, in order. */
+  /** How many of the given memories are in the block. */
   included: number;
+  /** Which of the given memories are in the block (their indexes, in order). */
+  includedIndexes: number[];
 }
+
+/** Said after a memory's line when its body was cut to fit the budget. */
+const CUT_MARK = " (cut: too long for this result)";
 
 /**
  * Renders memories (already in recall order) into the fenced block, keeping whole lines within
- * `tokenBudget`. The fence and preamble are always present, even with no memories.
+ * `tokenBudget`: a line that does not fit is left out and the next ones are still tried, so one
+ * long memory never hides the others. When not even one line fits, the first is cut to fit and
+ * says so, so a memory too long for any budget can still be recalled. The fence and preamble are
+ * always present, even with no memories.
  */
 export function renderMemoryFence(
   memories: readonly FencedMemory[],
@@ -70,15 +86,38 @@ export function renderMemoryFence(
   const close = "</north-memories>";
   let used = estimateTokens(open + MEMORY_FENCE_PREAMBLE + close);
   const lines: string[] = [];
-  for (const memory of memories) {
+  const includedIndexes: number[] = [];
+  memories.forEach((memory, index) => {
     const line = fenceLine(memory);
     const cost = estimateTokens(line) + 1;
-    if (used + cost > options.tokenBudget) break;
+    if (used + cost > options.tokenBudget) return;
     used += cost;
     lines.push(line);
+    includedIndexes.push(index);
+  });
+  const first = memories[0];
+  if (lines.length === 0 && first) {
+    const room = options.tokenBudget - used - 1;
+    const lineOf = (body: string) => `${fenceLine({ ...first, body })}${CUT_MARK}`;
+    if (estimateTokens(lineOf(first.body.slice(0, 1))) <= room) {
+      const points = [...first.body];
+      let low = 1;
+      let high = points.length;
+      while (low < high) {
+        const middle = Math.ceil((low + high) / 2);
+        if (estimateTokens(lineOf(points.slice(0, middle).join(""))) <= room) low = middle;
+        else high = middle - 1;
+      }
+      lines.push(lineOf(points.slice(0, low).join("")));
+      includedIndexes.push(0);
+    }
   }
   const body = lines.length ? lines.join("\n") : "(no memories)";
-  return { block: [open, MEMORY_FENCE_PREAMBLE, body, close].join("\n"), included: lines.length };
+  return {
+    block: [open, MEMORY_FENCE_PREAMBLE, body, close].join("\n"),
+    included: lines.length,
+    includedIndexes,
+  };
 }
 
 export const PROFILE_FENCE_PREAMBLE = [
@@ -87,8 +126,9 @@ export const PROFILE_FENCE_PREAMBLE = [
 ].join(" ");
 
 /** One pair of the profile's block: question and answer as JSON strings, on one line. */
-export function profileLine(entry: { question: string; answer: string }): string {
-  return `- question ${quoted(entry.question)} answer ${quoted(entry.answer)}`;
+export function profileLine(entry: { question: string; answer: string; cut?: boolean }): string {
+  const line = `- question ${quoted(entry.question)} answer ${quoted(entry.answer)}`;
+  return entry.cut ? `${line} (answer cut: too long for one result)` : line;
 }
 
 /**
@@ -97,7 +137,7 @@ export function profileLine(entry: { question: string; answer: string }): string
  * closing tag or line breaks cannot end the fence or forge a line.
  */
 export function renderProfileFence(
-  entries: readonly { question: string; answer: string }[],
+  entries: readonly { question: string; answer: string; cut?: boolean }[],
 ): string {
   const lines = entries.map(profileLine);
   return [

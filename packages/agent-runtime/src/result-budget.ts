@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Checked } from "./codes.ts";
 
 /**
@@ -8,15 +9,42 @@ import type { Checked } from "./codes.ts";
  * in the rows. A read that has more pages through a cursor and says so in a sentence.
  */
 
-/** Characters of serialized `structuredContent` one paged read may send (≈ 8,000 tokens). */
+/**
+ * What one paged read may send, in {@link jsonCost} units: at most 32,000 characters of
+ * serialized `structuredContent`, and fewer tokens than Claude Code's 25,000 even where text is a
+ * token or two a character (CJK, stacked combining marks).
+ */
 export const RESULT_CHAR_BUDGET = 32_000;
 
 /** Of the briefing's budget, the characters its working profile may take. */
 export const BRIEFING_PROFILE_CHAR_BUDGET = 16_000;
 
-/** Characters an item adds to a result's JSON: its text once JSON-encoded, plus a separator. */
+/**
+ * What an item adds to a result, in budget units: the characters of its JSON (plus a separator),
+ * and two more for each non-ASCII one, so a budget holds for tokens as well as characters (ASCII
+ * text runs about four characters a token; other scripts and marks one token or two a character).
+ */
 export function jsonCost(value: unknown): number {
-  return JSON.stringify(value).length + 1;
+  const json = JSON.stringify(value) ?? "";
+  let nonAscii = 0;
+  for (let i = 0; i < json.length; i++) if (json.charCodeAt(i) > 0x7f) nonAscii++;
+  return json.length + 2 * nonAscii + 1;
+}
+
+/**
+ * The longest prefix of `text` (whole code points) for which `cost(prefix)` fits `budget`, for
+ * the one item of a page that does not fit even alone. Never empty when `text` is not.
+ */
+export function cutToFit(text: string, cost: (prefix: string) => number, budget: number): string {
+  const points = [...text];
+  let low = 1;
+  let high = points.length;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (cost(points.slice(0, middle).join("")) <= budget) low = middle;
+    else high = middle - 1;
+  }
+  return points.slice(0, low).join("");
 }
 
 /**
@@ -40,26 +68,41 @@ export function takeWithin<T>(
   return { included: items.slice(0, count), leftOut: items.length - count };
 }
 
+/** A listing's tag: which listing a cursor belongs to, without saying what it lists. */
+const tagOf = (listing: string) =>
+  createHash("sha256").update(listing, "utf8").digest("base64url").slice(0, 12);
+
 /**
- * A cursor: the position of the last item a page sent, opaque to the model. Positions are
- * keyset keys (a time and an id), so a page never repeats or skips an item that was already
- * there when the first page was read.
+ * A cursor: the position of the last item a page sent, opaque to the model, bound to its
+ * listing (`listing` names the tool and, for a subject's listing, the subject's fingerprint), so
+ * a cursor of one listing never silently skips rows of another. Positions are keyset keys (a
+ * time and an id), so a page never repeats or skips an item that was already there when the
+ * first page was read.
  */
-export function encodeCursor(position: string): string {
-  return Buffer.from(position, "utf8").toString("base64url");
+export function encodeCursor(listing: string, position: string): string {
+  return Buffer.from(`${tagOf(listing)}|${position}`, "utf8").toString("base64url");
 }
 
-/** Reads a cursor back; anything North did not write is refused with a sentence to recover. */
-export function decodeCursor(cursor: string): Checked<string, "NORTH_CURSOR_INVALID"> {
-  const position = /^[A-Za-z0-9_-]{1,400}$/.test(cursor)
+/**
+ * Reads a cursor of `listing` back; anything North did not write for this listing is refused
+ * with a sentence to recover.
+ */
+export function decodeCursor(
+  cursor: string,
+  listing: string,
+): Checked<string, "NORTH_CURSOR_INVALID"> {
+  const decoded = /^[A-Za-z0-9_-]{1,400}$/.test(cursor)
     ? Buffer.from(cursor, "base64url").toString("utf8")
     : "";
-  if (!/^\d{4}-\d\d-\d\dT[\d:.]+Z~[^~]+$/.test(position)) {
+  const bar = decoded.indexOf("|");
+  const tag = decoded.slice(0, Math.max(bar, 0));
+  const position = decoded.slice(bar + 1);
+  if (tag !== tagOf(listing) || !/^\d{4}-\d\d-\d\dT[\d:.]+Z~[^~|]+$/.test(position)) {
     return {
       ok: false,
       code: "NORTH_CURSOR_INVALID",
       message:
-        "This cursor was not written by North. Send the next_cursor of the previous result as it was, or no cursor to start from the beginning.",
+        "This cursor was not written by North for this listing. Send the next_cursor of the previous result as it was, with the same arguments, or no cursor to start from the beginning.",
     };
   }
   return { ok: true, value: position };

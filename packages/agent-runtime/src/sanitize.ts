@@ -9,6 +9,12 @@
 const CONTROL = /\p{Cc}/gu;
 /** Bidi overrides and isolates, and the bidi marks (LRM, RLM, ALM): never needed in our text. */
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
+/**
+ * Unicode tag characters (U+E0000–U+E007F): invisible, yet a model reads them as text, so they
+ * could carry instructions a lawyer reviewing the text cannot see ("ASCII smuggling"). Their one
+ * legitimate use, subdivision flags such as England's, degrades to the black flag.
+ */
+const TAG_CHARACTER = /[\u{E0000}-\u{E007F}]/gu;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 /** CRLF, CR, and the Unicode line and paragraph separators all become `\n`. */
 const LINE_BREAK = /\r\n?|[\u2028\u2029]/g;
@@ -16,7 +22,10 @@ const LINE_BREAK = /\r\n?|[\u2028\u2029]/g;
 function dropUnsafe(input: string, keepNewlines: boolean): string {
   const unified = input.replace(LONE_SURROGATE, "").replace(LINE_BREAK, "\n");
   const spaced = keepNewlines ? unified.replace(/\t/g, " ") : unified.replace(/[\n\t]/g, " ");
-  return spaced.replace(CONTROL, (c) => (c === "\n" ? c : "")).replace(BIDI_CONTROL, "");
+  return spaced
+    .replace(CONTROL, (c) => (c === "\n" ? c : ""))
+    .replace(BIDI_CONTROL, "")
+    .replace(TAG_CHARACTER, "");
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Entry } from "../../../scripts/acceptance-mutations.ts";
+import * as attacks from "./attacks.ts";
 import * as delivery from "./delivery.ts";
 import * as plugin from "./plugin.ts";
 import * as tierA from "./tier-a.ts";
@@ -9,7 +10,7 @@ import * as words from "./words.ts";
  * the words' limits, the plugin and the desktop extension, the Tier A harness. One file per
  * concern; scripts/acceptance-mutations.ts gathers them.
  */
-const parts = [delivery, words, plugin, tierA];
+const parts = [delivery, words, plugin, tierA, attacks];
 
 export const HOST_SUITES: readonly string[] = parts.flatMap((part) => part.SUITES);
 export const HOST_MUTATIONS: readonly Entry[] = parts.flatMap((part) => part.MUTATIONS);

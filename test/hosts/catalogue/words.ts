@@ -100,9 +100,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: BUDGET,
-      find: "  if (!/^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z~[^~]+$/.test(position)) {",
+      find: "  if (tag !== tagOf(listing) || !/^\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z~[^~|]+$/.test(position)) {",
       replace: "  if (position === undefined) {",
-      why: "any cursor read as a position",
+      why: "any cursor read as a position, whatever its listing",
     },
   },
   {

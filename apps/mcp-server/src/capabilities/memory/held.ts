@@ -134,9 +134,13 @@ export const heldTool = {
         audit: { outcome: "rejected" },
       };
     }
+    const key = subjectKey(subject.value);
+    const subjectFingerprint = ctx.fingerprintSubject(key);
+    // A cursor reads on only the listing it came from: this subject, this type.
+    const listing = `${HELD_TOOL}:${subjectFingerprint}:${subject.value.type ?? "*"}`;
     let after: string | undefined;
     if (input.cursor !== undefined) {
-      const cursor = decodeCursor(input.cursor);
+      const cursor = decodeCursor(input.cursor, listing);
       if (!cursor.ok) {
         return {
           text: `rejected: ${cursor.code}. ${cursor.message}`,
@@ -146,10 +150,9 @@ export const heldTool = {
       }
       after = cursor.value;
     }
-    const key = subjectKey(subject.value);
     const rows = await memoriesHeld(ctx.tx, {
       organizationId: ctx.tenant.organizationId,
-      subjectFingerprint: ctx.fingerprintSubject(key),
+      subjectFingerprint,
       subjectType: subject.value.type,
     });
     const now = Date.now();
@@ -168,7 +171,7 @@ export const heldTool = {
     const last = page.included.at(-1);
     const more =
       page.leftOut > 0 && last
-        ? { left_out: page.leftOut, next_cursor: encodeCursor(positionOfHeld(last)) }
+        ? { left_out: page.leftOut, next_cursor: encodeCursor(listing, positionOfHeld(last)) }
         : {};
     const block = more.next_cursor
       ? `${fence.block}\n${leftOutSentence(more.left_out, "memories were", `${HELD_TOOL} with the same subject`, more.next_cursor)}`

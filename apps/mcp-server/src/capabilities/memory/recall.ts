@@ -115,7 +115,7 @@ export async function recallFenced(
     const reserve = estimateTokens(leftOutOfRecall(MAX_RECALL_LIMIT)) + 1;
     fence = renderMemoryFence(fenced, { mode, tokenBudget: ctx.recallTokenBudget - reserve });
   }
-  const included = recalled.memories.slice(0, fence.included);
+  const included = fence.includedIndexes.map((index) => recalled.memories[index] as RecalledMemory);
   const leftOut = recalled.memories.length - fence.included;
   return {
     block: leftOut > 0 ? `${fence.block}\n${leftOutOfRecall(leftOut)}` : fence.block,

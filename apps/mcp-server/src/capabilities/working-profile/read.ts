@@ -1,4 +1,5 @@
 import {
+  cutToFit,
   decodeCursor,
   encodeCursor,
   jsonCost,
@@ -44,6 +45,12 @@ const entrySchema = z.object({
     .enum(["recorded", "bank", "legacy_label"])
     .describe("Where the question text comes from."),
   answer: z.string().describe("The lawyer's answer as transcribed by the assistant."),
+  answer_cut: z
+    .boolean()
+    .optional()
+    .describe(
+      "Present (true) when the answer was too long to send in one result and only its beginning is here.",
+    ),
   answer_version: z.number().int().describe("Send as expected_version to correct this entry."),
   updated_at: z.string().describe("ISO 8601 time of the last change."),
 });
@@ -94,7 +101,7 @@ export const readWorkingProfile = {
   async handler(input, ctx) {
     let after: string | undefined;
     if (input.cursor !== undefined) {
-      const cursor = decodeCursor(input.cursor);
+      const cursor = decodeCursor(input.cursor, PROFILE_LISTING);
       if (!cursor.ok) {
         return {
           text: `rejected: ${cursor.code}. ${cursor.message}`,
@@ -130,14 +137,21 @@ export const readWorkingProfile = {
   },
 } satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;
 
-const entryOf = (row: ProfileEntry) => ({
+/** A profile row as the model reads it; `cut` when its answer was cut to fit the result. */
+type PagedEntry = ProfileEntry & { cut?: boolean };
+
+const entryOf = (row: PagedEntry) => ({
   question_id: row.questionId,
   question: row.question,
   question_source: row.questionSource,
   answer: row.answer,
+  ...(row.cut ? { answer_cut: true } : {}),
   answer_version: row.answerVersion,
   updated_at: row.updatedAt.toISOString(),
 });
+
+/** The listing the profile's cursors belong to (the briefing's cursor reads on here). */
+const PROFILE_LISTING = READ_TOOL;
 
 const positionOfEntry = (row: ProfileEntry) => positionOf(row.createdAt, row.questionId);
 
@@ -153,16 +167,28 @@ export function profilePage(
   budget: number,
   options: { withEntries: boolean } = { withEntries: true },
 ) {
-  const ordered = pageAfter(rows, positionOfEntry, "asc", after);
-  const page = takeWithin(
-    ordered,
-    (row) => jsonCost(profileLine(row)) + (options.withEntries ? jsonCost(entryOf(row)) : 0),
-    budget,
-  );
+  const ordered: PagedEntry[] = pageAfter(rows, positionOfEntry, "asc", after);
+  const cost = (row: PagedEntry) =>
+    jsonCost(profileLine(row)) + (options.withEntries ? jsonCost(entryOf(row)) : 0);
+  const page = takeWithin(ordered, cost, budget);
+  // One entry that does not fit even alone (text that escapes to several characters each, `<`
+  // or quotes) has its answer cut to fit, and says so: a result never passes the host's cut.
+  const first = page.included[0];
+  if (page.included.length === 1 && first && cost(first) > budget) {
+    const answer = cutToFit(
+      first.answer,
+      (prefix) => cost({ ...first, answer: prefix, cut: true }),
+      budget,
+    );
+    page.included[0] = { ...first, answer, cut: true };
+  }
   const last = page.included.at(-1);
   const more =
     page.leftOut > 0 && last
-      ? { left_out: page.leftOut, next_cursor: encodeCursor(positionOfEntry(last)) }
+      ? {
+          left_out: page.leftOut,
+          next_cursor: encodeCursor(PROFILE_LISTING, positionOfEntry(last)),
+        }
       : {};
   const fence = renderProfileFence(page.included);
   const block = more.next_cursor
