@@ -12,7 +12,7 @@
  * - `also` holds further edits of the same change, for checks that pin two layers at once
  *   (a grant and a policy, a schema and a handler): breaking one layer alone leaves them green.
  * - Product code only: apps/, packages/, the migrations in drizzle/ and what North ships to
- *   hosts (plugins/, .claude-plugin/, desktop-extension/) — never a test.
+ *   hosts (plugins/, .claude-plugin/, manifest.json) — never a test.
  */
 
 import { HOST_MUTATIONS, HOST_SUITES } from "../test/hosts/catalogue/index.ts";

@@ -1,6 +1,6 @@
 /**
  * `bun run build:mcpb`: the Claude Desktop extension (SPEC §3b), `dist/north.mcpb`. Stages
- * desktop-extension/manifest.json beside a fresh Node bundle (`dist/north.mjs`, what the
+ * the repository's manifest.json beside a fresh Node bundle (`dist/north.mjs`, what the
  * manifest's mcp_config runs) and the migrations the bundle looks for at load, then packs the
  * folder with the pinned `mcpb` CLI, which validates the manifest first. `--out PATH` writes the
  * bundle elsewhere (the test does, leaving dist/ alone).
@@ -19,7 +19,7 @@ export async function buildMcpb(out = "dist/north.mcpb"): Promise<string> {
   const target = path.resolve(ROOT, out);
   const stage = await mkdtemp(path.join(tmpdir(), "north-mcpb-"));
   try {
-    await cp(path.join(ROOT, "desktop-extension/manifest.json"), path.join(stage, "manifest.json"));
+    await cp(path.join(ROOT, "manifest.json"), path.join(stage, "manifest.json"));
     bundle(path.join(stage, "dist/north.mjs"));
     // The migrator's files only (SQL and journal), not drizzle-kit's snapshots.
     const migrations = path.join(stage, "drizzle");

@@ -9,7 +9,7 @@ const COMMAND = "plugins/north/commands/onboard.md";
 const PLUGIN_MANIFEST = "plugins/north/.claude-plugin/plugin.json";
 const PLUGIN_SERVERS = "plugins/north/.mcp.json";
 const MARKETPLACE = ".claude-plugin/marketplace.json";
-const EXTENSION = "desktop-extension/manifest.json";
+const EXTENSION = "manifest.json";
 const EMBEDDED = "packages/db/src/embedded.ts";
 
 const THE_PLUGIN = "The north plugin";
