@@ -8,7 +8,6 @@ const FENCE = "packages/agent-runtime/src/memory-fence.ts";
 const SANITIZE = "packages/agent-runtime/src/sanitize.ts";
 const READ = "apps/mcp-server/src/capabilities/working-profile/read.ts";
 const HELD = "apps/mcp-server/src/capabilities/memory/held.ts";
-const STORE = "packages/db/src/working-profile.ts";
 
 const ONE_ENTRY = "A1-A2: one profile entry within the write limits, worst-case characters";
 const ONE_MEMORY =
@@ -121,10 +120,11 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${HOLD} crafted cursors never 500, never read another member or organisation`,
     },
     mutation: {
-      file: STORE,
-      find: "        eq(answers.ownerUserId, params.owner.userId),",
-      replace: "        ne(answers.ownerUserId, params.owner.userId),",
-      why: "the profile read filters on the wrong owner: a colleague's rows come back",
+      file: READ,
+      find: "      const cursor = decodeCursor(input.cursor, PROFILE_LISTING);\n",
+      replace:
+        "      const cursor = decodeCursor(input.cursor, PROFILE_LISTING);\n      if (!cursor.ok) throw new Error(cursor.code);\n",
+      why: "a cursor North did not write throws instead of answering with a receipt",
     },
   },
   {
@@ -171,7 +171,7 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: READ,
       find: '      audit: { outcome: "read" },',
-      replace: '      audit: { outcome: "read", target: input.cursor },',
+      replace: '      audit: { outcome: "read", reason: input.cursor },',
       why: "the profile read audits the cursor it was sent",
     },
   },
