@@ -8,6 +8,7 @@ const FENCE = "packages/agent-runtime/src/memory-fence.ts";
 const SANITIZE = "packages/agent-runtime/src/sanitize.ts";
 const READ = "apps/mcp-server/src/capabilities/working-profile/read.ts";
 const HELD = "apps/mcp-server/src/capabilities/memory/held.ts";
+const PAGING = "apps/mcp-server/src/capabilities/paging.ts";
 
 const ONE_ENTRY = "A1-A2: one profile entry within the write limits, worst-case characters";
 const ONE_MEMORY =
@@ -120,10 +121,10 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${HOLD} crafted cursors never 500, never read another member or organisation`,
     },
     mutation: {
-      file: READ,
-      find: "      const cursor = decodeCursor(input.cursor, PROFILE_LISTING);\n",
+      file: PAGING,
+      find: "  const decoded = decodeCursor(cursor, listing);\n",
       replace:
-        "      const cursor = decodeCursor(input.cursor, PROFILE_LISTING);\n      if (!cursor.ok) throw new Error(cursor.code);\n",
+        "  const decoded = decodeCursor(cursor, listing);\n  if (!decoded.ok) throw new Error(decoded.code);\n",
       why: "a cursor North did not write throws instead of answering with a receipt",
     },
   },

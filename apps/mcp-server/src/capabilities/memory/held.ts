@@ -1,6 +1,5 @@
 import {
   checkSubjectLookup,
-  decodeCursor,
   encodeCursor,
   fenceLine,
   HELD_TOOL,
@@ -19,15 +18,13 @@ import { type HeldMemory, memoriesHeld } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
+import { cursorSchema, startOf } from "../paging.ts";
 import { subjectLookupIdSchema, subjectLookupTypeSchema } from "./schemas.ts";
 
 const inputSchema = z.object({
   subject_id: subjectLookupIdSchema,
   subject_type: subjectLookupTypeSchema.optional(),
-  cursor: z
-    .string()
-    .optional()
-    .describe("The next_cursor of a previous result for the same subject, to read the rest."),
+  cursor: cursorSchema(" for the same subject"),
 });
 
 const heldSchema = z.object({
@@ -138,18 +135,9 @@ export const heldTool = {
     const subjectFingerprint = ctx.fingerprintSubject(key);
     // A cursor reads on only the listing it came from: this subject, this type.
     const listing = `${HELD_TOOL}:${subjectFingerprint}:${subject.value.type ?? "*"}`;
-    let after: string | undefined;
-    if (input.cursor !== undefined) {
-      const cursor = decodeCursor(input.cursor, listing);
-      if (!cursor.ok) {
-        return {
-          text: `rejected: ${cursor.code}. ${cursor.message}`,
-          isError: true,
-          audit: { outcome: "rejected" },
-        };
-      }
-      after = cursor.value;
-    }
+    const start = startOf(input.cursor, listing);
+    if (!start.ok) return start.refusal;
+    const { after } = start;
     const rows = await memoriesHeld(ctx.tx, {
       organizationId: ctx.tenant.organizationId,
       subjectFingerprint,

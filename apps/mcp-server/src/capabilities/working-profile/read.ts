@@ -1,6 +1,5 @@
 import {
   cutToFit,
-  decodeCursor,
   encodeCursor,
   jsonCost,
   leftOutSentence,
@@ -18,6 +17,7 @@ import { type ProfileEntry, readProfile } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
+import { cursorSchema, startOf } from "../paging.ts";
 import { localeSchema } from "../shared-schemas.ts";
 
 const inputSchema = z.object({
@@ -28,10 +28,7 @@ const inputSchema = z.object({
       "'all' (default): every saved entry. 'next': the same entries plus suggested questions from the optional bank, for onboarding or a follow-up.",
     ),
   locale: localeSchema.optional(),
-  cursor: z
-    .string()
-    .optional()
-    .describe("The next_cursor of a previous result, to read the entries after it."),
+  cursor: cursorSchema(""),
 });
 
 const entrySchema = z.object({
@@ -99,18 +96,9 @@ export const readWorkingProfile = {
   outputSchema,
   annotations: READ_ONLY_ANNOTATIONS,
   async handler(input, ctx) {
-    let after: string | undefined;
-    if (input.cursor !== undefined) {
-      const cursor = decodeCursor(input.cursor, PROFILE_LISTING);
-      if (!cursor.ok) {
-        return {
-          text: `rejected: ${cursor.code}. ${cursor.message}`,
-          isError: true,
-          audit: { outcome: "rejected" },
-        };
-      }
-      after = cursor.value;
-    }
+    const start = startOf(input.cursor, PROFILE_LISTING);
+    if (!start.ok) return start.refusal;
+    const { after } = start;
     const rows = await readProfile(ctx.tx, { owner: ctx.tenant, locale: input.locale });
     const suggested =
       input.view === "next"
