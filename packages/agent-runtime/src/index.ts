@@ -78,10 +78,12 @@ export {
   resolveQuestionId,
 } from "./question-id.ts";
 export {
+  BRIEFING_ITEM_CEILING,
   BRIEFING_PROFILE_CHAR_BUDGET,
   cutToFit,
   decodeCursor,
   encodeCursor,
+  ITEM_CEILING,
   jsonCost,
   leftOutSentence,
   pageAfter,

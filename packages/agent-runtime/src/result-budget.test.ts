@@ -20,9 +20,9 @@ describe("jsonCost", () => {
     expect(jsonCost('"\\')).toBe('"\\"\\\\"'.length + 1);
   });
 
-  it("weighs each non-ASCII character three times (a token or two each)", () => {
-    expect(jsonCost("é")).toBe('"é"'.length + 2 + 1);
-    expect(jsonCost("日本")).toBe('"日本"'.length + 4 + 1);
+  it("weighs each non-ASCII character twice (about a token each)", () => {
+    expect(jsonCost("é")).toBe('"é"'.length + 1 + 1);
+    expect(jsonCost("日本")).toBe('"日本"'.length + 2 + 1);
   });
 
   it("costs nothing more than a separator for undefined", () => {

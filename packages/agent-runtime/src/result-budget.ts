@@ -10,25 +10,35 @@ import type { Checked } from "./codes.ts";
  */
 
 /**
- * What one paged read may send, in {@link jsonCost} units: at most 32,000 characters of
- * serialized `structuredContent`, and fewer tokens than Claude Code's 25,000 even where text is a
- * token or two a character (CJK, stacked combining marks).
+ * What one paged read packs its items into, in {@link jsonCost} units: at most 32,000 characters
+ * of serialized `structuredContent`, and fewer tokens than Claude Code's 25,000 even where text
+ * is a token a character (CJK, stacked combining marks).
  */
 export const RESULT_CHAR_BUDGET = 32_000;
+
+/**
+ * What one item alone may cost before it is cut: a page's single entry may pass the packing
+ * budget (a long answer in a script of a token a character still reads whole), but never the
+ * host's limits (50,000 characters, 25,000 tokens).
+ */
+export const ITEM_CEILING = 44_000;
+
+/** The same ceiling for the briefing's profile, which shares its result with the memories. */
+export const BRIEFING_ITEM_CEILING = 28_000;
 
 /** Of the briefing's budget, the characters its working profile may take. */
 export const BRIEFING_PROFILE_CHAR_BUDGET = 16_000;
 
 /**
  * What an item adds to a result, in budget units: the characters of its JSON (plus a separator),
- * and two more for each non-ASCII one, so a budget holds for tokens as well as characters (ASCII
- * text runs about four characters a token; other scripts and marks one token or two a character).
+ * and one more for each non-ASCII one, so a budget holds for tokens as well as characters (ASCII
+ * text runs about four characters a token; other scripts and marks about one a character).
  */
 export function jsonCost(value: unknown): number {
   const json = JSON.stringify(value) ?? "";
   let nonAscii = 0;
   for (let i = 0; i < json.length; i++) if (json.charCodeAt(i) > 0x7f) nonAscii++;
-  return json.length + 2 * nonAscii + 1;
+  return json.length + nonAscii + 1;
 }
 
 /**

@@ -18,8 +18,9 @@ const HOLD = "attacks that should hold";
 /** The one entry that does not fit alone is sent whole again (no cut). */
 const NO_CUT: Entry["mutation"] = {
   file: READ,
-  find: "  if (page.included.length === 1 && first && cost(first) > budget) {",
-  replace: "  if (page.included.length === 0 && first && cost(first) > budget) {",
+  find: "  if (page.included.length === 1 && first && cost(first) > Math.max(budget, options.ceiling)) {",
+  replace:
+    "  if (page.included.length === 0 && first && cost(first) > Math.max(budget, options.ceiling)) {",
   why: "an entry that does not fit even alone is sent whole, past the host's cut",
 };
 
@@ -110,7 +111,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: BUDGET,
-      find: "  return json.length + 2 * nonAscii + 1;",
+      find: "  return json.length + nonAscii + 1;",
       replace: "  return json.length + 1;",
       why: "the budget counts characters only, so text of a token a character passes the token cut",
     },

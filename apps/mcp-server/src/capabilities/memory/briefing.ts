@@ -1,4 +1,5 @@
 import {
+  BRIEFING_ITEM_CEILING,
   BRIEFING_PROFILE_CHAR_BUDGET,
   BRIEFING_TOOL,
   RECALL_TOOL,
@@ -59,6 +60,7 @@ export const briefingTool = {
     // Each body once: in the block, never again beside it.
     const profile = profilePage(rows, undefined, BRIEFING_PROFILE_CHAR_BUDGET, {
       withEntries: false,
+      ceiling: BRIEFING_ITEM_CEILING,
     });
     const recent = await recallFenced(ctx, { limit: BRIEFING_MEMORIES });
     const older =

@@ -1,6 +1,7 @@
 import {
   cutToFit,
   encodeCursor,
+  ITEM_CEILING,
   jsonCost,
   leftOutSentence,
   pageAfter,
@@ -153,7 +154,7 @@ export function profilePage(
   rows: readonly ProfileEntry[],
   after: string | undefined,
   budget: number,
-  options: { withEntries: boolean } = { withEntries: true },
+  options: { withEntries: boolean; ceiling: number } = { withEntries: true, ceiling: ITEM_CEILING },
 ) {
   const ordered: PagedEntry[] = pageAfter(rows, positionOfEntry, "asc", after);
   const cost = (row: PagedEntry) =>
@@ -162,11 +163,11 @@ export function profilePage(
   // One entry that does not fit even alone (text that escapes to several characters each, `<`
   // or quotes) has its answer cut to fit, and says so: a result never passes the host's cut.
   const first = page.included[0];
-  if (page.included.length === 1 && first && cost(first) > budget) {
+  if (page.included.length === 1 && first && cost(first) > Math.max(budget, options.ceiling)) {
     const answer = cutToFit(
       first.answer,
       (prefix) => cost({ ...first, answer: prefix, cut: true }),
-      budget,
+      Math.max(budget, options.ceiling),
     );
     page.included[0] = { ...first, answer, cut: true };
   }
