@@ -35,12 +35,8 @@ export {
   type RateLimiterOptions,
 } from "./limiter.ts";
 export { createLogger, describeError, type Logger, type LoggerOptions } from "./logger.ts";
-export {
-  isLoopbackHost,
-  type MetricsAccess,
-  metricsAccessFor,
-  type ToolCallOutcome,
-} from "./metrics.ts";
+export { isLoopbackAddress, isLoopbackHost } from "./loopback.ts";
+export { type MetricsAccess, metricsAccessFor, type ToolCallOutcome } from "./metrics.ts";
 export {
   createAuthResolver,
   type OAuthOptions,

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
-import ipaddr from "ipaddr.js";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { RateLimiter } from "./limiter.ts";
+import { isLoopbackAddress } from "./loopback.ts";
 import type { AuditNote, Embedder, EmbedderFailureClass } from "./tool-definition.ts";
 
 /**
@@ -197,21 +197,9 @@ export interface MetricsAccess {
   token?: string;
 }
 
-/** True for `localhost`, 127.0.0.0/8 and ::1 (with or without brackets); false for 0.0.0.0. */
-export function isLoopbackHost(host: string): boolean {
-  const name = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, "$1");
-  if (name === "localhost") return true;
-  if (!ipaddr.isValid(name)) return false;
-  const address = ipaddr.process(name);
-  return address.range() === "loopback";
-}
-
 /** The access rule for a server bound to `host`: what `serve` passes to `buildMcpApp`. */
 export function metricsAccessFor(host: string, token: string | undefined): MetricsAccess {
-  return { loopback: isLoopbackHost(host), token };
+  return { loopback: isLoopbackAddress(host), token };
 }
 
 export type MetricsDecision = "open" | "token" | "off";
@@ -224,7 +212,7 @@ export function metricsDecision(
   access: MetricsAccess,
   allowedHosts: readonly string[],
 ): MetricsDecision {
-  if (access.loopback && allowedHosts.every(isLoopbackHost)) return "open";
+  if (access.loopback && allowedHosts.every(isLoopbackAddress)) return "open";
   return access.token ? "token" : "off";
 }
 

@@ -6,8 +6,9 @@ const ENTITLEMENT = "apps/mcp-server/src/sign-in/entitlement.ts";
 const SESSIONS = "apps/mcp-server/src/sign-in/browser-session.ts";
 const PROTOCOL = "apps/mcp-server/src/sign-in/protocol.ts";
 const TOKENS = "apps/mcp-server/src/sign-in/token-endpoint.ts";
-const ROUTES = "apps/mcp-server/src/sign-in/routes.ts";
-const CONSENT = "apps/mcp-server/src/sign-in/consent.ts";
+const TOKEN_SIGN_IN = "apps/mcp-server/src/sign-in/routes/token.ts";
+const CONSENT = "apps/mcp-server/src/sign-in/routes/consent.ts";
+const SIGN_OUT = "apps/mcp-server/src/sign-in/routes/sign-out.ts";
 const DEFINERS = "packages/db/src/definer-functions.ts";
 const DIRECTORY = "packages/db/src/directory.ts";
 
@@ -122,7 +123,7 @@ export const MUTATIONS: readonly Entry[] = [
       "an organisation with an IdP does not take pasted API tokens on the sign-in page",
     ),
     mutation: {
-      file: ROUTES,
+      file: TOKEN_SIGN_IN,
       find: "if (await ssoConnectionForOrganization(deps.db, principal.organizationId)) {",
       replace: "if (false) {",
       why: "the token form signs in members of an organisation that has an IdP",
@@ -170,7 +171,7 @@ export const MUTATIONS: readonly Entry[] = [
       "signs out, after which the same browser must sign in again to consent",
     ),
     mutation: {
-      file: CONSENT,
+      file: SIGN_OUT,
       find: "await deps.sessions.end(c.req.raw.headers);",
       replace: "",
       why: "sign-out shows its page but leaves the session open",

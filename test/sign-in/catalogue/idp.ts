@@ -12,7 +12,7 @@ const USERINFO = "test/sign-in/idp-userinfo.test.ts";
 const IDP_SUITE = "test/sign-in/idp.test.ts";
 
 const IDENTITY_PROVIDER = "apps/mcp-server/src/sign-in/identity-provider.ts";
-const ROUTES = "apps/mcp-server/src/sign-in/routes.ts";
+const EMAIL_SIGN_IN = "apps/mcp-server/src/sign-in/routes/email.ts";
 const DEFINERS = "packages/db/src/definer-functions.ts";
 const DIRECTORY = "packages/db/src/directory.ts";
 const EMAIL = "packages/db/src/email.ts";
@@ -61,7 +61,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: lookalike("finds no organisation's IdP for a look-alike of its domain"),
     mutation: {
-      file: ROUTES,
+      file: EMAIL_SIGN_IN,
       find: "EMAIL_DOMAIN.exec(normalizeEmail(email))?.[1]",
       replace: "EMAIL_DOMAIN.exec(email.toLowerCase())?.[1]",
       why: "the sign-in page lower-cases the email with toLowerCase(), which folds U+212A",

@@ -9,7 +9,7 @@ import {
   purgeExpiredMemories,
 } from "@north/db";
 import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
-import { buildMcpApp, LOOPBACK_HOSTS } from "../app.ts";
+import { buildMcpApp } from "../app.ts";
 import { principalForToken } from "../auth.ts";
 import { localBaseUrl, type NorthConfig, publicBaseUrl } from "../config.ts";
 import {
@@ -20,6 +20,7 @@ import {
 import { startHttpServer } from "../http-server.ts";
 import { createRateLimiter } from "../limiter.ts";
 import { createLogger, describeError, type Logger } from "../logger.ts";
+import { LOOPBACK_HOSTS } from "../loopback.ts";
 import { metricsAccessFor } from "../metrics.ts";
 import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
 import { meterTransport } from "../protocol-meter.ts";

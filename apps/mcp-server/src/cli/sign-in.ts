@@ -10,7 +10,7 @@ import {
   setSsoConnection,
 } from "@north/db";
 import { type NorthConfig, publicBaseUrl } from "../config.ts";
-import { isLoopbackHost } from "../loopback.ts";
+import { isLoopbackHost, LOOPBACK_HOSTS } from "../loopback.ts";
 import { revokeAndAudit } from "../sign-in/grants.ts";
 import { createSecretBox } from "../sign-in/secret-box.ts";
 import { requireUuid } from "./operator.ts";
@@ -48,7 +48,7 @@ export function parseIssuer(value: string | undefined): string {
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
     throw new CliError(
-      "--issuer must use https (plain http only on 127.0.0.1, localhost or [::1])",
+      `--issuer must use https (plain http only on ${LOOPBACK_HOSTS.slice(0, -1).join(", ")} or ${LOOPBACK_HOSTS.at(-1)})`,
     );
   }
   // Stored as given, since discovery compares it exactly, so it must already be plain.

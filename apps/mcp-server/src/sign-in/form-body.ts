@@ -30,3 +30,7 @@ export const signInForms: MiddlewareHandler = async (c, next) => {
     400,
   );
 };
+
+/** The library's signed authorization query a form carries back, bounded. */
+export const continueOf = (form: Record<string, unknown>) =>
+  typeof form.continue === "string" && form.continue.length <= 8192 ? form.continue : "";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LOOPBACK_HOSTS } from "../loopback.ts";
 import { PINNED_CLIENT_METADATA } from "./pinned-client-metadata.ts";
 
 describe("the pinned client metadata documents (decision 032)", () => {
@@ -12,7 +13,7 @@ describe("the pinned client metadata documents (decision 032)", () => {
       for (const uri of redirects) {
         const url = new URL(uri);
         expect(url.protocol, uri).toBe("http:");
-        expect(["localhost", "127.0.0.1", "[::1]"], uri).toContain(url.hostname);
+        expect(LOOPBACK_HOSTS, uri).toContain(url.hostname);
       }
     },
   );

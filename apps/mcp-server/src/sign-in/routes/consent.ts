@@ -15,11 +15,13 @@ import {
   type AuthorizationServer,
   GRANT_LIFETIME_S,
   OFFLINE_ACCESS,
-} from "./authorization-server.ts";
-import type { BrowserSessions } from "./browser-session.ts";
-import { describeConsentClient } from "./consent-client.ts";
-import { consentPage, messagePage } from "./pages.ts";
-import { isClientId } from "./protocol.ts";
+} from "../authorization-server.ts";
+import type { BrowserSessions } from "../browser-session.ts";
+import { describeConsentClient } from "../consent-client.ts";
+import { continueOf } from "../form-body.ts";
+import { consentPage, messagePage } from "../pages.ts";
+import { isClientId } from "../protocol.ts";
+import type { SignInEnv } from "./flow.ts";
 
 export interface ConsentDeps {
   db: Database;
@@ -30,17 +32,13 @@ export interface ConsentDeps {
   fingerprint: (value: string) => TargetFingerprint;
 }
 
-/** The library's signed authorization query a form carries back, bounded. */
-export const continueOf = (form: Record<string, unknown>) =>
-  typeof form.continue === "string" && form.continue.length <= 8192 ? form.continue : "";
-
 /**
- * The consent page and its decision, and the sign-out (SPEC §3a): the person North recorded as
- * signed in allows or denies the pending authorization; each allowed consent opens a new grant
- * with North's record of what opened it (decision 029). Mounted under /sign-in.
+ * The consent page and its decision (SPEC §3a): the person North recorded as signed in allows
+ * or denies the pending authorization; each allowed consent opens a new grant with North's
+ * record of what opened it (decision 029). Mounted under /sign-in.
  */
 export function buildConsentRoutes(deps: ConsentDeps) {
-  const app = new Hono<{ Variables: { requestId: string } }>();
+  const app = new Hono<SignInEnv>();
 
   const csrfFor = (sessionId: string) =>
     createHmac("sha256", deps.secret).update(`consent:${sessionId}`).digest("base64url");
@@ -150,20 +148,6 @@ export function buildConsentRoutes(deps: ConsentDeps) {
       }),
     );
     return c.redirect(result.url, 303);
-  });
-
-  // Sign-out of the authorization server's browser session: on a shared browser, nobody can
-  // consent another client in the session's remaining minutes.
-  app.post("/sign-out", async (c) => {
-    // The session ends on the server; the browser's cookie then names nothing.
-    await deps.sessions.end(c.req.raw.headers);
-    return c.html(
-      messagePage(
-        "Signed out",
-        "You are signed out of North in this browser.",
-        "Connections you allowed stay connected; your manager can list and revoke them.",
-      ),
-    );
   });
 
   return app;
