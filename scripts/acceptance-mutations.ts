@@ -293,8 +293,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("fails schema validation before the handler for a missing required field"),
     mutation: {
       file: SERVER,
-      find: "const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});",
-      replace: "const parsed = tool.inputSchema.partial().safeParse(call.params.arguments ?? {});",
+      find: "const parsed = tool.inputSchema.safeParse(call.arguments ?? {});",
+      replace: "const parsed = tool.inputSchema.partial().safeParse(call.arguments ?? {});",
       why: "validate arguments with every field optional, so a missing one reaches the handler",
     },
   },
@@ -501,8 +501,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: SERVER,
-      find: "    if (!tool) {\n      throw new McpError(",
-      replace: "    if (false) {\n      throw new McpError(",
+      find: "    if (!tool) {\n      throw new ProtocolError(",
+      replace: "    if (false) {\n      throw new ProtocolError(",
       why: "drop the unknown-tool guard: the call crashes on an undefined tool",
     },
   },
@@ -665,7 +665,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: transport("answers an initialize with JSON and no session id (stateless)"),
     mutation: {
-      file: APP,
+      file: SERVER,
       find: "sessionIdGenerator: undefined,",
       replace: "sessionIdGenerator: () => randomUUID(),",
       why: "hand out session ids from a stateless server",

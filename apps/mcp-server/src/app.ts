@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createFingerprinter, type Database, isDatabaseUnavailable, TOKEN_PREFIX } from "@north/db";
 import { sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
@@ -17,7 +16,7 @@ import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes, MEMBER_SCOPES } from "./principal.ts";
 import { meterManifest, meterPost } from "./protocol-meter.ts";
-import { composeManifest, createMcpServer } from "./server.ts";
+import { composeManifest, createMcpHttpEntry, createMcpServer } from "./server.ts";
 import { stepUpScopes } from "./step-up.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
@@ -276,6 +275,12 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     });
   });
 
+  const mcp = createMcpHttpEntry({
+    maxBodyBytes: MAX_BODY_BYTES,
+    onerror: (error) =>
+      deps.logger.debug({ ...describeError(error) }, "mcp request refused by the protocol layer"),
+  });
+
   const authenticate = createMiddleware<Env>(async (c, next) => {
     const url = new URL(c.req.url);
     for (const name of ["access_token", "token", "api_key"]) {
@@ -381,33 +386,24 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
           },
         );
       }
-      const server = createMcpServer(
-        principal,
-        {
-          db: deps.db,
-          limiter: deps.limiter,
-          logger: deps.logger,
-          fingerprint,
-          now,
-          capabilities: deps.capabilities,
-          embedder: deps.embedder,
-          recallTokenBudget: deps.recallTokenBudget,
-          gate,
-          metrics,
-        },
-        { requestId: c.get("requestId") },
-      );
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-        maxRequestBodySize: MAX_BODY_BYTES,
-      });
-      await server.connect(transport);
-      try {
-        return await transport.handleRequest(c.req.raw, { parsedBody: body });
-      } finally {
-        await server.close();
-      }
+      const build = () =>
+        createMcpServer(
+          principal,
+          {
+            db: deps.db,
+            limiter: deps.limiter,
+            logger: deps.logger,
+            fingerprint,
+            now,
+            capabilities: deps.capabilities,
+            embedder: deps.embedder,
+            recallTokenBudget: deps.recallTokenBudget,
+            gate,
+            metrics,
+          },
+          { requestId: c.get("requestId") },
+        );
+      return mcp.serve(c.req.raw, body, build);
     },
   );
 

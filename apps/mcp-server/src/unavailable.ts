@@ -1,7 +1,11 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
 import { CAPABILITIES } from "./capabilities/index.ts";
-import type { Capability, RateLimitRefusal, ToolDefinition } from "./tool-definition.ts";
+import type {
+  Capability,
+  RateLimitRefusal,
+  ToolDefinition,
+  ToolResult,
+} from "./tool-definition.ts";
 
 /**
  * What a caller is told while PostgreSQL cannot be reached (decision 022): a retryable refusal
@@ -27,7 +31,7 @@ export function unavailableToolResult(
   // biome-ignore lint/suspicious/noExplicitAny: any registered tool; input was parsed with its own schema.
   tool?: ToolDefinition<any, any>,
   input?: unknown,
-): CallToolResult {
+): ToolResult {
   const refusal: RateLimitRefusal = {
     code: UNAVAILABLE_CODE,
     message: UNAVAILABLE_MESSAGE,
@@ -42,7 +46,7 @@ export function unavailableToolResult(
 }
 
 /** The refusal for a `tools/call` whose principal could not be resolved: the named tool's own. */
-function refusalForCall(params: unknown, capabilities: readonly Capability[]): CallToolResult {
+function refusalForCall(params: unknown, capabilities: readonly Capability[]): ToolResult {
   const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
   const tool = capabilities.flatMap((c) => c.tools).find((t) => t.name === name);
   const parsed = tool?.inputSchema.safeParse(args ?? {});
