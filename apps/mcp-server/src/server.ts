@@ -412,7 +412,7 @@ function isLegacy(request: Request, body: unknown): boolean {
 
 function claimsModern(request: Request, body: unknown): boolean {
   const header = request.headers.get("mcp-protocol-version");
-  if (header !== null && header >= "2026") return true;
+  if (header !== null && /^\d{4}-\d\d-\d\d$/.test(header) && header >= "2026") return true;
   return (Array.isArray(body) ? body : [body]).some((message) => {
     const meta = (message as { params?: { _meta?: unknown } } | null)?.params?._meta;
     return typeof meta === "object" && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
