@@ -86,6 +86,7 @@ const QUESTION_TEXT_MIGRATION = "drizzle/0002_question_text.sql";
 const MEMORY_MIGRATION = "drizzle/0004_memories.sql";
 const APP = "apps/mcp-server/src/app.ts";
 const SERVER = "apps/mcp-server/src/server.ts";
+const MANIFEST = "apps/mcp-server/src/manifest.ts";
 const RUNNER = "apps/mcp-server/src/tool-runner.ts";
 const SAVE_TOOL = "apps/mcp-server/src/capabilities/working-profile/save.ts";
 const READ_TOOL = "apps/mcp-server/src/capabilities/working-profile/read.ts";
@@ -512,7 +513,7 @@ export const MUTATIONS: readonly Entry[] = [
       "gives the onboard prompt its title and an optional locale",
     ),
     mutation: {
-      file: SERVER,
+      file: MANIFEST,
       find: "required: !schema.safeParse(undefined).success,",
       replace: "required: true,",
       why: "publish every prompt argument as required",
@@ -545,7 +546,7 @@ export const MUTATIONS: readonly Entry[] = [
       "say nothing about the working profile to a read-only principal",
     ),
     mutation: {
-      file: SERVER,
+      file: MANIFEST,
       find: "  return {\n    instructions: composeInstructions(capabilities),",
       replace: "  return {\n    instructions: composeInstructions(all),",
       why: "compose the manifest's instructions from every capability, not the active ones",

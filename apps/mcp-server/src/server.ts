@@ -6,11 +6,9 @@ import {
   type JSONRPCMessage,
   type MessageExtraInfo,
   PROTOCOL_VERSION_META_KEY,
-  type Prompt,
   ProtocolError,
   ProtocolErrorCode,
   Server,
-  type Tool,
   type Transport,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
@@ -18,15 +16,10 @@ import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/s
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { type Database, isDatabaseUnavailable } from "@north/db";
 import { type ZodError, z } from "zod";
-import {
-  type ActivationOptions,
-  activeCapabilities,
-  CAPABILITIES,
-  capabilityActivations,
-  composeInstructions,
-} from "./capabilities/index.ts";
+import { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import type { Logger } from "./logger.ts";
+import { describePrompt, describeTool } from "./manifest.ts";
 import type { ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
 import type { TenantGate } from "./tenant-gate.ts";
@@ -75,66 +68,6 @@ export const DEFAULT_RECALL_TOKEN_BUDGET = 1_500;
 type AnyTool = ToolDefinition<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: any registered prompt.
 type AnyPrompt = PromptDefinition<any>;
-
-const described = new WeakMap<AnyTool, Tool>();
-
-/**
- * A tool as the model receives it in tools/list (and in GET /manifest). Definitions are
- * immutable, so the JSON Schema conversion runs once per tool per process, not per request.
- */
-export function describeTool(tool: AnyTool): Tool {
-  const cached = described.get(tool);
-  if (cached) return cached;
-  const published: Tool = {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: z.toJSONSchema(tool.inputSchema, {
-      target: "draft-7",
-      io: "input",
-    }) as Tool["inputSchema"],
-    outputSchema: z.toJSONSchema(tool.outputSchema, {
-      target: "draft-7",
-      io: "output",
-    }) as Tool["outputSchema"],
-    annotations: { title: tool.title, ...tool.annotations },
-  };
-  described.set(tool, published);
-  return published;
-}
-
-/** A prompt as the model receives it in prompts/list. */
-export function describePrompt(prompt: AnyPrompt): Prompt {
-  const shape = prompt.argsSchema.shape as Record<string, z.ZodType>;
-  return {
-    name: prompt.name,
-    title: prompt.title,
-    description: prompt.description,
-    arguments: Object.entries(shape).map(([name, schema]) => ({
-      name,
-      description: schema.description,
-      required: !schema.safeParse(undefined).success,
-    })),
-  };
-}
-
-/**
- * What this principal's model receives: instructions, tools and prompts (SPEC §3), and every
- * capability with whether it is active and, when not, why.
- */
-export function composeManifest(
-  principal: Principal,
-  all: readonly Capability[] = CAPABILITIES,
-  options: ActivationOptions = { embedder: false },
-) {
-  const capabilities = activeCapabilities(principal, all);
-  return {
-    instructions: composeInstructions(capabilities),
-    tools: capabilities.flatMap((c) => c.tools).map(describeTool),
-    prompts: capabilities.flatMap((c) => c.prompts).map(describePrompt),
-    capabilities: capabilityActivations(principal, options, all),
-  };
-}
 
 /** Issue paths and codes only: a zod message never quotes the value, and neither do we. */
 function describeIssues(error: ZodError): string {
