@@ -4,9 +4,11 @@ import {
 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { buildMcpApp, createRateLimiter, type Principal } from "@north/mcp-server";
 import { describe, expect, it } from "vitest";
 import { createWorkspace } from "./support/fixtures.ts";
-import { useTestApp } from "./support/mcp.ts";
+import { capturingLogger } from "./support/logs.ts";
+import { ALL_SCOPES, TEST_AUDIT_KEY, useTestApp } from "./support/mcp.ts";
 
 /**
  * MCP 2026-07-28 (stateless, `server/discover`, a version envelope on every request) and the 2025
@@ -219,6 +221,53 @@ describe("one North for every protocol revision", () => {
       expect(status, JSON.stringify(headers)).toBe(400);
       expect(reply.error.code).toBe(-32020);
       expect(reply.id).toBe(9);
+    }
+  });
+
+  it("answers a 2026-07-28 call whose token cannot be checked with NORTH_UNAVAILABLE, as a 2025 one", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const principal: Principal = {
+      ...ws.member,
+      role: "member",
+      scopes: ALL_SCOPES,
+      tokenId: null,
+    };
+    let down = false;
+    const limiter = createRateLimiter({
+      writesPerMinute: 100,
+      readsPerMinute: 100,
+      protocolRequestsPerMinute: 100,
+    });
+    const app = buildMcpApp({
+      db: db.app.db,
+      resolvePrincipal: async () => {
+        if (down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+        return principal;
+      },
+      limiter,
+      logger: capturingLogger().logger,
+      auditKey: TEST_AUDIT_KEY,
+    });
+    const client = new ClientV2(
+      { name: "north-test-v2", version: "0.0.0" },
+      { versionNegotiation: { mode: { pin: MODERN } } },
+    );
+    await client.connect(
+      new TransportV2(new URL("http://localhost/mcp"), {
+        fetch: async (url, init) => app.request(String(url), init as RequestInit),
+      }),
+    );
+    try {
+      down = true;
+      const result = await client.callTool({
+        name: "north__working_profile_answer",
+        arguments: { question: "Down?", answer: "Yes." },
+      });
+      expect(result.isError).toBe(true);
+      expect((result.structuredContent as { code?: string }).code).toBe("NORTH_UNAVAILABLE");
+    } finally {
+      await client.close();
+      await limiter.close();
     }
   });
 });

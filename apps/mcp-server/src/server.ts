@@ -5,7 +5,6 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
   type MessageExtraInfo,
-  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -22,6 +21,7 @@ import type { Logger } from "./logger.ts";
 import { describePrompt, describeTool } from "./manifest.ts";
 import type { ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
+import { claimsModernRevision } from "./protocol-revision.ts";
 import type { TenantGate } from "./tenant-gate.ts";
 import type {
   Capability,
@@ -340,16 +340,7 @@ function isLegacy(request: Request, body: unknown): boolean {
     body,
   });
   if (route.kind !== "reject") return route.kind === "legacy";
-  return !claimsModern(request, body);
-}
-
-function claimsModern(request: Request, body: unknown): boolean {
-  const header = request.headers.get("mcp-protocol-version");
-  if (header !== null && /^\d{4}-\d\d-\d\d$/.test(header) && header >= "2026") return true;
-  return (Array.isArray(body) ? body : [body]).some((message) => {
-    const meta = (message as { params?: { _meta?: unknown } } | null)?.params?._meta;
-    return typeof meta === "object" && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
-  });
+  return !claimsModernRevision(request, body);
 }
 
 async function serveLegacy(

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { CAPABILITIES } from "./capabilities/index.ts";
+import { claimsModernRevision } from "./protocol-revision.ts";
 import type {
   Capability,
   RateLimitRefusal,
@@ -68,15 +69,20 @@ export async function unavailableResponse(
     return c.json({ error: UNAVAILABLE_MESSAGE, code: UNAVAILABLE_CODE }, 503, headers);
   }
   let message: { method?: unknown; id?: unknown; params?: unknown } | undefined;
+  let body: unknown;
   try {
-    const body: unknown = JSON.parse(await c.req.text());
+    body = JSON.parse(await c.req.text());
     if (body && typeof body === "object" && !Array.isArray(body)) message = body;
   } catch {
     message = undefined;
   }
   const id = typeof message?.id === "string" || typeof message?.id === "number" ? message.id : null;
   if (message?.method === "tools/call" && id !== null) {
-    const result = refusalForCall(message.params, capabilities);
+    const refusal = refusalForCall(message.params, capabilities);
+    // A 2026-07-28 result says it is complete (it could ask for input instead).
+    const result = claimsModernRevision(c.req.raw, body)
+      ? { ...refusal, resultType: "complete" }
+      : refusal;
     return c.json({ jsonrpc: "2.0", id, result }, 200, headers);
   }
   return c.json(
