@@ -205,6 +205,24 @@ describe("one North for every protocol revision", () => {
     expect(JSON.stringify(reply.error)).toContain("2025-11-25");
   });
 
+  it("answers initialize, a method 2026-07-28 removed, with 404 and -32601 when it carries the envelope", async () => {
+    const params = {
+      protocolVersion: MODERN,
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0.0.0" },
+      _meta: ENVELOPE,
+    };
+    for (const sent of [params, { _meta: ENVELOPE }]) {
+      const { status, reply } = await post(
+        { jsonrpc: "2.0", id: 10, method: "initialize", params: sent },
+        modernHeaders("initialize"),
+      );
+      expect(status).toBe(404);
+      expect(reply.error.code).toBe(-32601);
+      expect(reply.id).toBe(10);
+    }
+  });
+
   it("refuses an Mcp-Method or Mcp-Name header that disagrees with the body with 400 and -32020", async () => {
     const call = {
       jsonrpc: "2.0",
