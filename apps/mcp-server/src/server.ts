@@ -296,7 +296,7 @@ export function createMcpServer(
   return server;
 }
 
-/** What a server per request is built from: one call, for the era the request speaks. */
+/** Builds the server for one request (HTTP) or one connection (stdio), whichever era it speaks. */
 export type ServerBuilder = () => Server;
 
 export interface McpHttpEntryOptions {
