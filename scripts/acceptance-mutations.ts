@@ -1632,6 +1632,15 @@ export const MUTATIONS: readonly Entry[] = [
       why: "answer the refusal without the resultType 2026-07-28 requires",
     },
   },
+  {
+    check: revisions("lets a browser client on an allowed origin send the 2026-07-28 headers"),
+    mutation: {
+      file: APP,
+      find: '        "Mcp-Method",\n',
+      replace: "",
+      why: "leave Mcp-Method out of the headers CORS allows",
+    },
+  },
   ...SIGN_IN_MUTATIONS,
   ...HOST_MUTATIONS,
 ];

@@ -16,7 +16,8 @@ import { ALL_SCOPES, TEST_AUDIT_KEY, useTestApp } from "./support/mcp.ts";
  * tools, prompts, instructions and receipts (SPEC §1 "Protocol").
  */
 
-const { db, harness } = useTestApp();
+const BROWSER_ORIGIN = "http://localhost:6274";
+const { db, harness } = useTestApp({ allowedOrigins: [BROWSER_ORIGIN] });
 
 const MODERN = "2026-07-28";
 const ENVELOPE = {
@@ -286,6 +287,21 @@ describe("one North for every protocol revision", () => {
     } finally {
       await client.close();
       await limiter.close();
+    }
+  });
+
+  it("lets a browser client on an allowed origin send the 2026-07-28 headers", async () => {
+    const response = await harness.request("/mcp", {
+      method: "OPTIONS",
+      headers: {
+        Origin: BROWSER_ORIGIN,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "mcp-method, mcp-name, mcp-protocol-version",
+      },
+    });
+    const allowed = (response.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+    for (const header of ["mcp-method", "mcp-name", "mcp-protocol-version"]) {
+      expect(allowed).toContain(header);
     }
   });
 });

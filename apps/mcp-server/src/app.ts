@@ -189,7 +189,15 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     const browserHosts = cors({
       origin: [...origins],
       allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      allowHeaders: ["Authorization", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id"],
+      // Mcp-Method and Mcp-Name: the headers a 2026-07-28 client sends with every request.
+      allowHeaders: [
+        "Authorization",
+        "Content-Type",
+        "Mcp-Protocol-Version",
+        "Mcp-Session-Id",
+        "Mcp-Method",
+        "Mcp-Name",
+      ],
       exposeHeaders: ["WWW-Authenticate", "Mcp-Session-Id"],
       maxAge: 600,
     });
