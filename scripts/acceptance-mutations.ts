@@ -1641,6 +1641,18 @@ export const MUTATIONS: readonly Entry[] = [
       why: "leave Mcp-Method out of the headers CORS allows",
     },
   },
+  {
+    check: revisions(
+      "negotiates 2025-06-18 and 2025-11-25 through initialize and lists the same tools at each",
+    ),
+    mutation: {
+      file: SERVER,
+      find: "    jsonSchemaValidator: sharedValidator,\n    cacheHints: {",
+      replace:
+        '    jsonSchemaValidator: sharedValidator,\n    supportedProtocolVersions: ["2026-07-28", "2025-11-25"],\n    cacheHints: {',
+      why: "drop 2025-06-18 from the revisions North negotiates",
+    },
+  },
   ...SIGN_IN_MUTATIONS,
   ...HOST_MUTATIONS,
 ];

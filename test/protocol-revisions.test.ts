@@ -304,4 +304,31 @@ describe("one North for every protocol revision", () => {
       expect(allowed).toContain(header);
     }
   });
+
+  it("negotiates 2025-06-18 and 2025-11-25 through initialize and lists the same tools at each", async () => {
+    const listed: string[][] = [];
+    for (const version of ["2025-06-18", "2025-11-25"]) {
+      const init = await post({
+        jsonrpc: "2.0",
+        id: 11,
+        method: "initialize",
+        params: {
+          protocolVersion: version,
+          capabilities: {},
+          clientInfo: { name: "raw", version: "0.0.0" },
+        },
+      });
+      expect(init.status).toBe(200);
+      expect(init.reply.result.protocolVersion).toBe(version);
+      expect(init.reply.result.instructions.length).toBeGreaterThan(0);
+      const tools = await post(
+        { jsonrpc: "2.0", id: 12, method: "tools/list" },
+        { "MCP-Protocol-Version": version },
+      );
+      expect(tools.status).toBe(200);
+      listed.push(tools.reply.result.tools.map((t: { name: string }) => t.name));
+    }
+    expect(listed[0]?.length ?? 0).toBeGreaterThan(0);
+    expect(listed[1]).toEqual(listed[0]);
+  });
 });
