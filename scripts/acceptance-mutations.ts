@@ -58,6 +58,7 @@ export const SUITES: readonly string[] = [
   "test/contract.test.ts",
   "test/limiter-and-audit.test.ts",
   "test/transport.test.ts",
+  "test/protocol-revisions.test.ts",
   "packages/db/src/working-profile.integration.test.ts",
   "packages/db/src/rls.integration.test.ts",
   "packages/db/src/provision.integration.test.ts",
@@ -86,6 +87,7 @@ const QUESTION_TEXT_MIGRATION = "drizzle/0002_question_text.sql";
 const MEMORY_MIGRATION = "drizzle/0004_memories.sql";
 const APP = "apps/mcp-server/src/app.ts";
 const SERVER = "apps/mcp-server/src/server.ts";
+const MANIFEST = "apps/mcp-server/src/manifest.ts";
 const RUNNER = "apps/mcp-server/src/tool-runner.ts";
 const SAVE_TOOL = "apps/mcp-server/src/capabilities/working-profile/save.ts";
 const READ_TOOL = "apps/mcp-server/src/capabilities/working-profile/read.ts";
@@ -115,6 +117,16 @@ const transport = (title: string): Check => ({
   file: TRANSPORT,
   name: `transport safety ${title}`,
 });
+const revisions = (title: string): Check => ({
+  file: "test/protocol-revisions.test.ts",
+  name: `one North for every protocol revision ${title}`,
+});
+const MODERN_TO_2025: Mutation = {
+  file: "apps/mcp-server/src/server.ts",
+  find: '  if (route.kind !== "reject") return route.kind === "legacy";',
+  replace: '  if (route.kind !== "reject") return true;',
+  why: "serve every request on the 2025 transport, 2026-07-28 ones included",
+};
 const store = (describe: string, title: string): Check => ({
   file: WP_STORE,
   name: `${describe} ${title}`,
@@ -293,8 +305,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("fails schema validation before the handler for a missing required field"),
     mutation: {
       file: SERVER,
-      find: "const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});",
-      replace: "const parsed = tool.inputSchema.partial().safeParse(call.params.arguments ?? {});",
+      find: "const parsed = tool.inputSchema.safeParse(call.arguments ?? {});",
+      replace: "const parsed = tool.inputSchema.partial().safeParse(call.arguments ?? {});",
       why: "validate arguments with every field optional, so a missing one reaches the handler",
     },
   },
@@ -501,8 +513,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: SERVER,
-      find: "    if (!tool) {\n      throw new McpError(",
-      replace: "    if (false) {\n      throw new McpError(",
+      find: "    if (!tool) {\n      throw new ProtocolError(",
+      replace: "    if (false) {\n      throw new ProtocolError(",
       why: "drop the unknown-tool guard: the call crashes on an undefined tool",
     },
   },
@@ -512,7 +524,7 @@ export const MUTATIONS: readonly Entry[] = [
       "gives the onboard prompt its title and an optional locale",
     ),
     mutation: {
-      file: SERVER,
+      file: MANIFEST,
       find: "required: !schema.safeParse(undefined).success,",
       replace: "required: true,",
       why: "publish every prompt argument as required",
@@ -545,7 +557,7 @@ export const MUTATIONS: readonly Entry[] = [
       "say nothing about the working profile to a read-only principal",
     ),
     mutation: {
-      file: SERVER,
+      file: MANIFEST,
       find: "  return {\n    instructions: composeInstructions(capabilities),",
       replace: "  return {\n    instructions: composeInstructions(all),",
       why: "compose the manifest's instructions from every capability, not the active ones",
@@ -665,7 +677,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: transport("answers an initialize with JSON and no session id (stateless)"),
     mutation: {
-      file: APP,
+      file: SERVER,
       find: "sessionIdGenerator: undefined,",
       replace: "sessionIdGenerator: () => randomUUID(),",
       why: "hand out session ids from a stateless server",
@@ -1529,6 +1541,116 @@ export const MUTATIONS: readonly Entry[] = [
       find: 'ALTER TABLE "working_profile_answers" RENAME COLUMN "question" TO "question_text";',
       replace: 'ALTER TABLE "working_profile_answers" ADD COLUMN "question_text" text;',
       why: "answer drizzle-kit's prompt with create, not rename: the question text is lost",
+    },
+  },
+  // ---------------------------------------------------------------- protocol revisions
+  {
+    check: revisions(
+      "gives the v1 client, the v2 client pinned to 2026-07-28 and the v2 client in auto mode the same tools, prompts, instructions and receipts",
+    ),
+    mutation: MODERN_TO_2025,
+  },
+  {
+    check: revisions(
+      "answers server/discover with 2026-07-28, the instructions and a private caching hint",
+    ),
+    mutation: {
+      file: SERVER,
+      find: '      "server/discover": LIST_CACHE_HINT,\n',
+      replace: "",
+      why: "give server/discover no lifetime (the SDK's default, ttlMs 0)",
+    },
+  },
+  {
+    check: revisions(
+      "marks tools/list and prompts/list private with a lifetime on 2026-07-28, and not on 2025",
+    ),
+    mutation: {
+      file: SERVER,
+      find: '      "tools/list": LIST_CACHE_HINT,\n',
+      replace: "",
+      why: "give tools/list no lifetime (the SDK's default, ttlMs 0)",
+    },
+  },
+  {
+    check: revisions("lists tools in the same order every time"),
+    mutation: {
+      file: SERVER,
+      find: "    return { tools: [...tools.values()].map(describeTool) };",
+      replace:
+        "    return { tools: [...tools.values()].map(describeTool).sort(() => Math.random() - 0.5) };",
+      why: "list tools in a different order on each call",
+    },
+  },
+  {
+    check: revisions(
+      "refuses an unsupported protocol version with the revision's error naming the supported versions, never a 500",
+    ),
+    mutation: MODERN_TO_2025,
+  },
+  {
+    check: revisions(
+      "refuses a malformed protocol version on a 2025 request with 400 naming the supported versions",
+    ),
+    mutation: {
+      file: "apps/mcp-server/src/protocol-revision.ts",
+      find: "  if (header !== null && /^\\d{4}-\\d\\d-\\d\\d$/.test(header) && header >= FIRST_MODERN_REVISION) {",
+      replace: "  if (header !== null) {",
+      why: "take any version header, even a malformed one, as a 2026-07-28 claim",
+    },
+  },
+  {
+    check: revisions(
+      "answers initialize, a method 2026-07-28 removed, with 404 and -32601 when it carries the envelope",
+    ),
+    mutation: {
+      file: SERVER,
+      find: '      if (isJSONRPCRequest(message) && message.method === "initialize" && !enveloped(message)) {',
+      replace: '      if (isJSONRPCRequest(message) && message.method === "initialize") {',
+      why: "check every initialize's params as a 2025 one, enveloped or not",
+    },
+  },
+  {
+    check: revisions(
+      "refuses an Mcp-Method or Mcp-Name header that disagrees with the body with 400 and -32020",
+    ),
+    mutation: {
+      file: SERVER,
+      find: "  return !claimsModernRevision(request, body);",
+      replace: "  return true;",
+      why: "send what the SDK refuses to the 2025 transport, which reads no Mcp-* header",
+    },
+  },
+  {
+    check: revisions(
+      "answers a 2026-07-28 call whose token cannot be checked with NORTH_UNAVAILABLE, as a 2025 one",
+    ),
+    mutation: {
+      file: "apps/mcp-server/src/unavailable.ts",
+      find: '      ? { ...refusal, resultType: "complete" }',
+      replace: "      ? refusal",
+      why: "answer the refusal without the resultType 2026-07-28 requires",
+    },
+  },
+  {
+    check: revisions("lets a browser client on an allowed origin send the 2026-07-28 headers"),
+    mutation: {
+      file: APP,
+      find: '        "Mcp-Method",\n',
+      replace: "",
+      why: "leave Mcp-Method out of the headers CORS allows",
+    },
+  },
+  {
+    check: revisions(
+      "negotiates 2025-06-18 and 2025-11-25 through initialize and lists the same tools at each",
+    ),
+    mutation: {
+      file: SERVER,
+      find: "    jsonSchemaValidator: sharedValidator,\n    cacheHints: {",
+      replace:
+        '    jsonSchemaValidator: sharedValidator,\n    supportedProtocolVersions: ["2026-07-28", "2025-11-25"],\n    cacheHints: {',
+      why: "drop 2025-06-18 from the revisions North negotiates",
     },
   },
   ...SIGN_IN_MUTATIONS,

@@ -5,6 +5,8 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { Client as ClientV2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -365,6 +367,36 @@ describe("north serve --stdio on plain Node", () => {
     ).toBe("created");
     expect((await readProfile(client)).entries.map((e) => e.question)).toContain("Over stdio?");
     await client.close();
+  });
+
+  it("serves the v2 client on 2026-07-28, pinned or in auto mode, the same tools and receipts", async () => {
+    for (const mode of [{ pin: "2026-07-28" }, "auto"] as const) {
+      const transport = new StdioTransportV2({
+        command: "node",
+        args: [BUNDLE, "serve", "--stdio"],
+        env: { ...cleanEnv(), ...serveEnv, NORTH_TOKEN: tokens.member },
+        stderr: "ignore",
+      });
+      const client = new ClientV2(
+        { name: "north-stdio-v2", version: "0" },
+        { versionNegotiation: { mode } },
+      );
+      await client.connect(transport);
+      expect(client.getProtocolEra()).toBe("modern");
+      expect(client.getInstructions()?.length ?? 0).toBeGreaterThan(0);
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain(
+        "north__working_profile_answer",
+      );
+      const question = `Over stdio on 2026-07-28, ${mode === "auto" ? "auto" : "pinned"}?`;
+      const saved = await client.callTool({
+        name: "north__working_profile_answer",
+        arguments: { question, answer: "Yes." },
+      });
+      expect((saved.structuredContent as { outcome?: string }).outcome).toBe("created");
+      const read = await client.callTool({ name: "north__working_profile", arguments: {} });
+      expect(JSON.stringify(read.structuredContent)).toContain(question);
+      await client.close();
+    }
   });
 
   it("writes only JSON-RPC lines on stdout", async () => {

@@ -1,4 +1,8 @@
 import { randomBytes } from "node:crypto";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tenant } from "@north/db";
@@ -102,12 +106,10 @@ export function createTestApp(options: TestAppOptions): TestApp {
     tokenFor,
     async connect(tenant, opts) {
       const token = tokenFor(tenant, opts);
-      const transport = new StreamableHTTPClientTransport(new URL("http://localhost/mcp"), {
-        fetch: async (url, init) => app.request(String(url), init as RequestInit),
-        requestInit: { headers: { Authorization: `Bearer ${token}` } },
-      });
-      const client = new Client({ name: "north-test", version: "0.0.0" });
-      await client.connect(transport);
+      const client = await connectSdkClient(
+        (url, init) => Promise.resolve(app.request(String(url), init as RequestInit)),
+        token,
+      );
       clients.push(client);
       return client;
     },
@@ -121,6 +123,38 @@ export function createTestApp(options: TestAppOptions): TestApp {
       if (!options.limiter) await limiter.close();
     },
   };
+}
+
+/**
+ * Which client the suites connect with (`NORTH_TEST_MCP_CLIENT`): the SDK's v1 client on the 2025
+ * handshake (`v1`, the default), or the v2 client pinned to 2026-07-28 (`v2-pinned`) or
+ * negotiating (`v2-auto`). The v2 client answers to the same calls the suites make, so it stands
+ * in typed as the v1 one: the whole suite runs at either revision.
+ */
+export const TEST_MCP_CLIENT = process.env.NORTH_TEST_MCP_CLIENT ?? "v1";
+
+type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** An SDK client on `http://localhost/mcp` through `fetch`, bearing `token`. */
+export async function connectSdkClient(fetch: Fetch, token: string): Promise<Client> {
+  const url = new URL("http://localhost/mcp");
+  const requestInit = { headers: { Authorization: `Bearer ${token}` } };
+  if (TEST_MCP_CLIENT === "v2-pinned" || TEST_MCP_CLIENT === "v2-auto") {
+    const client = new ClientV2(
+      { name: "north-test", version: "0.0.0" },
+      {
+        versionNegotiation: {
+          mode: TEST_MCP_CLIENT === "v2-pinned" ? { pin: "2026-07-28" } : "auto",
+        },
+      },
+    );
+    await client.connect(new TransportV2(url, { fetch, requestInit }));
+    return client as unknown as Client;
+  }
+  if (TEST_MCP_CLIENT !== "v1") throw new Error(`NORTH_TEST_MCP_CLIENT=${TEST_MCP_CLIENT}?`);
+  const client = new Client({ name: "north-test", version: "0.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url, { fetch, requestInit }));
+  return client;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { createFingerprinter, type Database, isDatabaseUnavailable, TOKEN_PREFIX } from "@north/db";
 import { sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
@@ -12,12 +11,13 @@ import { requiredScopes } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import { LOOPBACK_HOSTS } from "./loopback.ts";
+import { composeManifest } from "./manifest.ts";
 import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } from "./metrics.ts";
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
 import { hasScopes, MEMBER_SCOPES } from "./principal.ts";
 import { meterManifest, meterPost } from "./protocol-meter.ts";
-import { composeManifest, createMcpServer } from "./server.ts";
+import { createMcpHttpEntry, createMcpServer } from "./server.ts";
 import { stepUpScopes } from "./step-up.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
@@ -189,7 +189,15 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     const browserHosts = cors({
       origin: [...origins],
       allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      allowHeaders: ["Authorization", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id"],
+      // Mcp-Method and Mcp-Name: the headers a 2026-07-28 client sends with every request.
+      allowHeaders: [
+        "Authorization",
+        "Content-Type",
+        "Mcp-Protocol-Version",
+        "Mcp-Session-Id",
+        "Mcp-Method",
+        "Mcp-Name",
+      ],
       exposeHeaders: ["WWW-Authenticate", "Mcp-Session-Id"],
       maxAge: 600,
     });
@@ -274,6 +282,12 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       "Content-Type": metrics.registry.contentType,
       "Cache-Control": "no-store",
     });
+  });
+
+  const mcp = createMcpHttpEntry({
+    maxBodyBytes: MAX_BODY_BYTES,
+    onerror: (error) =>
+      deps.logger.debug({ ...describeError(error) }, "mcp request refused by the protocol layer"),
   });
 
   const authenticate = createMiddleware<Env>(async (c, next) => {
@@ -381,33 +395,24 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
           },
         );
       }
-      const server = createMcpServer(
-        principal,
-        {
-          db: deps.db,
-          limiter: deps.limiter,
-          logger: deps.logger,
-          fingerprint,
-          now,
-          capabilities: deps.capabilities,
-          embedder: deps.embedder,
-          recallTokenBudget: deps.recallTokenBudget,
-          gate,
-          metrics,
-        },
-        { requestId: c.get("requestId") },
-      );
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-        maxRequestBodySize: MAX_BODY_BYTES,
-      });
-      await server.connect(transport);
-      try {
-        return await transport.handleRequest(c.req.raw, { parsedBody: body });
-      } finally {
-        await server.close();
-      }
+      const build = () =>
+        createMcpServer(
+          principal,
+          {
+            db: deps.db,
+            limiter: deps.limiter,
+            logger: deps.logger,
+            fingerprint,
+            now,
+            capabilities: deps.capabilities,
+            embedder: deps.embedder,
+            recallTokenBudget: deps.recallTokenBudget,
+            gate,
+            metrics,
+          },
+          { requestId: c.get("requestId") },
+        );
+      return mcp.serve(c.req.raw, body, build);
     },
   );
 

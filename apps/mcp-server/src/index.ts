@@ -36,6 +36,13 @@ export {
 } from "./limiter.ts";
 export { createLogger, describeError, type Logger, type LoggerOptions } from "./logger.ts";
 export { isLoopbackAddress, isLoopbackHost } from "./loopback.ts";
+export {
+  composeManifest,
+  describePrompt,
+  describeTool,
+  type PublishedPrompt,
+  type PublishedTool,
+} from "./manifest.ts";
 export { type MetricsAccess, metricsAccessFor, type ToolCallOutcome } from "./metrics.ts";
 export {
   createAuthResolver,
@@ -43,13 +50,7 @@ export {
   protectedResourceMetadata,
 } from "./oauth.ts";
 export { type AuthResolver, hasScopes, type Principal, SCOPES, type Scope } from "./principal.ts";
-export {
-  composeManifest,
-  createMcpServer,
-  describePrompt,
-  describeTool,
-  SERVER_INFO,
-} from "./server.ts";
+export { createMcpServer, SERVER_INFO } from "./server.ts";
 export { createSecretBox, createSignIn, type SignIn, type SignInOptions } from "./sign-in/index.ts";
 export { createMetadataFetch } from "./sign-in/metadata-fetch.ts";
 export type { RegistrationLimitsOptions } from "./sign-in/registration-limits.ts";

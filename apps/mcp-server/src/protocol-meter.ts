@@ -1,7 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { MAX_BATCH_SIZE } from "@modelcontextprotocol/sdk/server/requestBody.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { type Database, recordAudit, withTenant } from "@north/db";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
@@ -15,6 +12,9 @@ import { SERVER_ERROR } from "./unavailable.ts";
  * costs its point too, on top of its read or write budget, because a call the runner never
  * reaches (an unknown tool, invalid arguments) is charged nowhere else.
  */
+
+/** The most messages one batch may hold: the SDK's Streamable HTTP transport's own limit. */
+export const MAX_BATCH_SIZE = 100;
 
 /** The ledger's name for a request refused before it reached any tool. */
 export const PROTOCOL_AUDIT_TOOL = "mcp_protocol";
@@ -139,39 +139,20 @@ export async function meterManifest(
 }
 
 /**
- * The same meter on a long-lived connection (`serve --stdio`), installed once the server is
- * connected: each message is charged as it arrives; one over the budget is not delivered, and a
- * request among them gets the same JSON-RPC error with its id.
+ * The same meter on a long-lived connection (`serve --stdio`), run as each message arrives:
+ * undefined delivers the message; otherwise it is dropped, and a request among them gets the
+ * returned JSON-RPC error (the rate-limited one, or a bare internal error if the meter failed).
  */
-export function meterTransport(
-  transport: Transport,
+export async function meterMessage(
   principal: Principal,
   deps: ProtocolMeterDeps,
-): void {
-  const deliver = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    const requestId = randomUUID();
-    charge(principal, requestId, 1, deps).then(
-      (retryAfterS) => {
-        if (retryAfterS === undefined) return deliver?.(message, extra);
-        if (isJSONRPCRequest(message)) {
-          void transport.send({
-            jsonrpc: "2.0",
-            id: message.id,
-            error: rateLimitedError(retryAfterS),
-          });
-        }
-      },
-      (error: unknown) => {
-        deps.logger.error({ requestId, ...describeError(error) }, "protocol meter failed");
-        if (isJSONRPCRequest(message)) {
-          void transport.send({
-            jsonrpc: "2.0",
-            id: message.id,
-            error: { code: -32603, message: "Internal error" },
-          });
-        }
-      },
-    );
-  };
+): Promise<{ code: number; message: string; data?: unknown } | undefined> {
+  const requestId = randomUUID();
+  try {
+    const retryAfterS = await charge(principal, requestId, 1, deps);
+    return retryAfterS === undefined ? undefined : rateLimitedError(retryAfterS);
+  } catch (error) {
+    deps.logger.error({ requestId, ...describeError(error) }, "protocol meter failed");
+    return { code: -32603, message: "Internal error" };
+  }
 }

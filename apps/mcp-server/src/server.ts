@@ -1,33 +1,27 @@
 import { randomUUID } from "node:crypto";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  InitializeRequestSchema,
+  classifyInboundRequest,
+  createMcpHandler,
   isJSONRPCRequest,
   type JSONRPCMessage,
-  ListPromptsRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  type Prompt,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+  type MessageExtraInfo,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type Transport,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/stdio";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { type Database, isDatabaseUnavailable } from "@north/db";
 import { type ZodError, z } from "zod";
-import {
-  type ActivationOptions,
-  activeCapabilities,
-  CAPABILITIES,
-  capabilityActivations,
-  composeInstructions,
-} from "./capabilities/index.ts";
+import { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import type { Logger } from "./logger.ts";
+import { describePrompt, describeTool } from "./manifest.ts";
 import type { ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
+import { claimsModernRevision, PROTOCOL_VERSION_META_KEY } from "./protocol-revision.ts";
 import type { TenantGate } from "./tenant-gate.ts";
 import type {
   Capability,
@@ -75,66 +69,6 @@ type AnyTool = ToolDefinition<any, any>;
 // biome-ignore lint/suspicious/noExplicitAny: any registered prompt.
 type AnyPrompt = PromptDefinition<any>;
 
-const described = new WeakMap<AnyTool, Tool>();
-
-/**
- * A tool as the model receives it in tools/list (and in GET /manifest). Definitions are
- * immutable, so the JSON Schema conversion runs once per tool per process, not per request.
- */
-export function describeTool(tool: AnyTool): Tool {
-  const cached = described.get(tool);
-  if (cached) return cached;
-  const published: Tool = {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: z.toJSONSchema(tool.inputSchema, {
-      target: "draft-7",
-      io: "input",
-    }) as Tool["inputSchema"],
-    outputSchema: z.toJSONSchema(tool.outputSchema, {
-      target: "draft-7",
-      io: "output",
-    }) as Tool["outputSchema"],
-    annotations: { title: tool.title, ...tool.annotations },
-  };
-  described.set(tool, published);
-  return published;
-}
-
-/** A prompt as the model receives it in prompts/list. */
-export function describePrompt(prompt: AnyPrompt): Prompt {
-  const shape = prompt.argsSchema.shape as Record<string, z.ZodType>;
-  return {
-    name: prompt.name,
-    title: prompt.title,
-    description: prompt.description,
-    arguments: Object.entries(shape).map(([name, schema]) => ({
-      name,
-      description: schema.description,
-      required: !schema.safeParse(undefined).success,
-    })),
-  };
-}
-
-/**
- * What this principal's model receives: instructions, tools and prompts (SPEC §3), and every
- * capability with whether it is active and, when not, why.
- */
-export function composeManifest(
-  principal: Principal,
-  all: readonly Capability[] = CAPABILITIES,
-  options: ActivationOptions = { embedder: false },
-) {
-  const capabilities = activeCapabilities(principal, all);
-  return {
-    instructions: composeInstructions(capabilities),
-    tools: capabilities.flatMap((c) => c.tools).map(describeTool),
-    prompts: capabilities.flatMap((c) => c.prompts).map(describePrompt),
-    capabilities: capabilityActivations(principal, options, all),
-  };
-}
-
 /** Issue paths and codes only: a zod message never quotes the value, and neither do we. */
 function describeIssues(error: ZodError): string {
   return error.issues
@@ -143,30 +77,45 @@ function describeIssues(error: ZodError): string {
 }
 
 /**
- * A request schema naming only the method. The SDK parses a request against the schema its
- * handler was registered with before the handler runs, and answers a failed parse as -32603
- * Internal error (typescript-sdk#2284): `arguments: []` or `name: 5` would read as a server
- * fault. Each handler below parses its request with `parseRequest`, which answers -32602.
+ * The params of each request North answers, read by North rather than by the SDK. The SDK
+ * parses a spec request against its own schema before a handler registered by method name runs,
+ * and answers a failed parse as -32603 Internal error (typescript-sdk#2284): `arguments: []` or
+ * `name: 5` would read as a server fault. Handlers are therefore registered with a schema that
+ * accepts any params, and parse them here into -32602 Invalid params naming what is wrong.
+ * Built once: a zod schema costs more to build than to run.
  */
-const methodOnly = <M extends string>(method: M) => z.looseObject({ method: z.literal(method) });
-/** Built once: a zod schema costs more to build than to run, and every request registers these. */
-const TOOLS_LIST = methodOnly("tools/list");
-const TOOLS_CALL = methodOnly("tools/call");
-const PROMPTS_LIST = methodOnly("prompts/list");
-const PROMPTS_GET = methodOnly("prompts/get");
+const ANY_PARAMS = { params: z.unknown() };
+const cursorParams = z.looseObject({ cursor: z.string().optional() }).optional();
+const CALL_PARAMS = z.looseObject({
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+});
+const GET_PARAMS = z.looseObject({
+  name: z.string(),
+  arguments: z.record(z.string(), z.string()).optional(),
+});
+/** What the SDK reads of an `initialize` before answering it. */
+const INITIALIZE_PARAMS = z.looseObject({
+  protocolVersion: z.string(),
+  capabilities: z.looseObject({}),
+  clientInfo: z.looseObject({ name: z.string(), version: z.string() }),
+});
 
-/** The request as the SDK's schema reads it, or a -32602 Invalid params naming what is wrong. */
-function parseRequest<S extends z.ZodType>(schema: S, request: unknown): z.output<S> {
-  const parsed = schema.safeParse(request);
+/** The params as North reads them, or a -32602 Invalid params naming what is wrong. */
+function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
+  const parsed = schema.safeParse(params);
   if (!parsed.success) {
-    throw new McpError(ErrorCode.InvalidParams, `Invalid params: ${describeIssues(parsed.error)}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid params: ${describeIssues(parsed.error)}`,
+    );
   }
   return parsed.data;
 }
 
 /**
- * Two requests the SDK mishandles before any handler of ours runs, both answered -32603 Internal
- * error: an `initialize` whose params do not parse (the SDK registers that handler itself), now
+ * Two requests the SDK mishandles before any handler of ours runs: an `initialize` whose params
+ * do not parse (the SDK registers that handler itself and answers -32603 Internal error), now
  * -32602; and a task-augmented request (`params.task`), which North, offering no tasks, runs as
  * a plain one, as the MCP tasks utility requires of a receiver that did not declare them.
  */
@@ -174,15 +123,16 @@ class NorthServer extends Server {
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
     const deliver = transport.onmessage;
-    transport.onmessage = (message, extra) => {
-      if (isJSONRPCRequest(message) && message.method === "initialize") {
-        const parsed = InitializeRequestSchema.safeParse(message);
+    transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      // An enveloped initialize is a 2026-07-28 request for a removed method: the SDK's 404.
+      if (isJSONRPCRequest(message) && message.method === "initialize" && !enveloped(message)) {
+        const parsed = INITIALIZE_PARAMS.safeParse(message.params);
         if (!parsed.success) {
           void transport.send({
             jsonrpc: "2.0",
             id: message.id,
             error: {
-              code: ErrorCode.InvalidParams,
+              code: ProtocolErrorCode.InvalidParams,
               message: `Invalid params: ${describeIssues(parsed.error)}`,
             },
           });
@@ -194,6 +144,11 @@ class NorthServer extends Server {
   }
 }
 
+function enveloped(message: JSONRPCMessage): boolean {
+  const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
+  return typeof meta === "object" && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
+}
+
 function withoutTask<T extends JSONRPCMessage>(message: T): T {
   if (!isJSONRPCRequest(message) || !message.params || !("task" in message.params)) return message;
   const { task: _ignored, ...params } = message.params;
@@ -202,6 +157,12 @@ function withoutTask<T extends JSONRPCMessage>(message: T): T {
 
 const SAFE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
 const nameForError = (name: string) => (SAFE_NAME.test(name) ? name : "(unprintable name)");
+
+/**
+ * How long a 2026-07-28 client may reuse a tools/list, prompts/list or server/discover answer:
+ * a minute, and only for itself (`private`), since what is listed depends on the principal.
+ */
+export const LIST_CACHE_HINT = { ttlMs: 60_000, cacheScope: "private" } as const;
 
 /**
  * A fresh MCP server for one request and one principal. Only the principal's active capabilities
@@ -224,21 +185,26 @@ export function createMcpServer(
     capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
     instructions: composeInstructions(capabilities),
     jsonSchemaValidator: sharedValidator,
+    cacheHints: {
+      "tools/list": LIST_CACHE_HINT,
+      "prompts/list": LIST_CACHE_HINT,
+      "server/discover": LIST_CACHE_HINT,
+    },
   });
 
-  server.setRequestHandler(TOOLS_LIST, async (message) => {
-    parseRequest(ListToolsRequestSchema, message);
+  server.setRequestHandler("tools/list", ANY_PARAMS, async (params) => {
+    parseParams(cursorParams, params);
     return { tools: [...tools.values()].map(describeTool) };
   });
 
-  server.setRequestHandler(TOOLS_CALL, async (message) => {
+  server.setRequestHandler("tools/call", ANY_PARAMS, async (params) => {
     const started = deps.now();
-    const call = parseRequest(CallToolRequestSchema, message);
-    const tool = tools.get(call.params.name);
+    const call = parseParams(CALL_PARAMS, params);
+    const tool = tools.get(call.name);
     if (!tool) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `Unknown tool ${nameForError(call.params.name)}: it does not exist or this token's scopes do not include it.`,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool ${nameForError(call.name)}: it does not exist or this token's scopes do not include it.`,
       );
     }
     if (deps.stillAuthorized) {
@@ -251,15 +217,15 @@ export function createMcpServer(
       if (authorized === "unavailable") {
         deps.metrics?.toolCall(tool.name, "unavailable", (deps.now() - started) / 1000);
         // The receipt echoes fields of the input (a question id): only once they are valid.
-        const input = tool.inputSchema.safeParse(call.params.arguments ?? {});
+        const input = tool.inputSchema.safeParse(call.arguments ?? {});
         return unavailableToolResult(tool, input.success ? input.data : {});
       }
       if (!authorized) {
-        throw new McpError(-32001, "Unauthorized: the token expired or was revoked.");
+        throw new ProtocolError(-32001, "Unauthorized: the token expired or was revoked.");
       }
     }
     const requestId = request.requestId ?? randomUUID();
-    const parsed = tool.inputSchema.safeParse(call.params.arguments ?? {});
+    const parsed = tool.inputSchema.safeParse(call.arguments ?? {});
     if (!parsed.success) {
       deps.metrics?.toolCall(tool.name, "invalid_arguments", (deps.now() - started) / 1000);
       return {
@@ -297,24 +263,24 @@ export function createMcpServer(
     }
   });
 
-  server.setRequestHandler(PROMPTS_LIST, async (message) => {
-    parseRequest(ListPromptsRequestSchema, message);
+  server.setRequestHandler("prompts/list", ANY_PARAMS, async (params) => {
+    parseParams(cursorParams, params);
     return { prompts: [...prompts.values()].map(describePrompt) };
   });
 
-  server.setRequestHandler(PROMPTS_GET, async (message) => {
-    const get = parseRequest(GetPromptRequestSchema, message);
-    const prompt = prompts.get(get.params.name);
+  server.setRequestHandler("prompts/get", ANY_PARAMS, async (params) => {
+    const get = parseParams(GET_PARAMS, params);
+    const prompt = prompts.get(get.name);
     if (!prompt) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `Unknown prompt ${nameForError(get.params.name)}: it does not exist or this token's scopes do not include it.`,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown prompt ${nameForError(get.name)}: it does not exist or this token's scopes do not include it.`,
       );
     }
-    const parsed = prompt.argsSchema.safeParse(get.params.arguments ?? {});
+    const parsed = prompt.argsSchema.safeParse(get.arguments ?? {});
     if (!parsed.success) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `Invalid arguments for prompt ${prompt.name}: ${describeIssues(parsed.error)}`,
       );
     }
@@ -328,4 +294,136 @@ export function createMcpServer(
   });
 
   return server;
+}
+
+/** Builds the server for one request (HTTP) or one connection (stdio), whichever era it speaks. */
+export type ServerBuilder = () => Server;
+
+export interface McpHttpEntryOptions {
+  /** Bodies over this are refused 413 (the app's own limit runs first). */
+  maxBodyBytes: number;
+  /** Requests the SDK refused or failed, for the log (never alters the answer). */
+  onerror?: (error: Error) => void;
+}
+
+/**
+ * `POST /mcp` for every revision North serves, one server per request. A request carrying the
+ * 2026-07-28 envelope goes to the SDK's stateless entry, which checks the revision, the
+ * `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers against the body and answers
+ * `server/discover`; a 2025-era request (initialize, then claim-less calls) gets the
+ * Streamable HTTP transport North always served it through, with JSON responses and no session.
+ */
+export function createMcpHttpEntry(options: McpHttpEntryOptions) {
+  const builders = new WeakMap<Request, ServerBuilder>();
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const build = requestInfo && builders.get(requestInfo);
+      if (!build) throw new Error("no server builder for this request");
+      return build();
+    },
+    { legacy: "reject", maxRequestBodySize: options.maxBodyBytes, onerror: options.onerror },
+  );
+  return {
+    async serve(request: Request, body: unknown, build: ServerBuilder): Promise<Response> {
+      if (isLegacy(request, body)) return serveLegacy(request, body, build(), options.maxBodyBytes);
+      builders.set(request, build);
+      return modern.fetch(request, { parsedBody: body });
+    },
+    close: () => modern.close(),
+  };
+}
+
+/**
+ * 2025-era traffic, as the SDK's entry classifies it; and a body that is not JSON-RPC at all but
+ * claims no 2026-07-28 revision, which the 2025 transport refuses as it always has (-32700).
+ */
+function isLegacy(request: Request, body: unknown): boolean {
+  const route = classifyInboundRequest({
+    httpMethod: request.method,
+    protocolVersionHeader: request.headers.get("mcp-protocol-version") ?? undefined,
+    mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
+    mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
+    body,
+  });
+  if (route.kind !== "reject") return route.kind === "legacy";
+  return !claimsModernRevision(request, body);
+}
+
+async function serveLegacy(
+  request: Request,
+  body: unknown,
+  server: Server,
+  maxBodyBytes: number,
+): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: maxBodyBytes,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody: body });
+  } finally {
+    await server.close();
+  }
+}
+
+/** A JSON-RPC error for a request refused before the server saw it. */
+export interface RefusalError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface StdioOptions {
+  /**
+   * Runs as each message arrives, before the server sees it: undefined delivers it; an error
+   * drops it and, for a request, answers it with that error.
+   */
+  admit: () => Promise<RefusalError | undefined>;
+  /** The connection ended (stdin closed). */
+  onclose: () => void;
+}
+
+/**
+ * `serve --stdio`: one connection, pinned by its opening to 2026-07-28 (`server/discover`, then
+ * enveloped requests) or to a 2025 revision (`initialize`); the same server either way.
+ */
+export function serveMcpStdio(build: ServerBuilder, options: StdioOptions) {
+  return serveStdio(() => build(), { transport: new AdmittingTransport(options) });
+}
+
+/** The stdio transport with `admit` in front of every inbound message. */
+class AdmittingTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  private readonly inner = new StdioServerTransport();
+
+  constructor(private readonly options: StdioOptions) {}
+
+  async start(): Promise<void> {
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.inner.onclose = () => {
+      this.onclose?.();
+      this.options.onclose();
+    };
+    this.inner.onmessage = (message) => {
+      void this.options.admit().then((refusal) => {
+        if (!refusal) return this.onmessage?.(message);
+        if (isJSONRPCRequest(message)) {
+          void this.send({ jsonrpc: "2.0", id: message.id, error: refusal });
+        }
+      });
+    };
+    await this.inner.start();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.inner.send(message);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
 }

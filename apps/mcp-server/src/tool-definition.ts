@@ -5,8 +5,7 @@ import type { Principal, Scope } from "./principal.ts";
 
 /**
  * The seam between North and the MCP SDK: capabilities declare tools and prompts with these
- * types, and only server.ts turns them into SDK calls. Moving to the SDK's v2 packages should
- * touch server.ts and nothing here.
+ * types, and only server.ts turns them into SDK calls. Nothing here imports the SDK.
  */
 
 export interface ToolAnnotations {
@@ -26,6 +25,17 @@ export interface AuditNote {
   /** A short code saying why, e.g. the embeddings provider's failure class on a degraded recall. */
   reason?: string;
 }
+
+/**
+ * A `tools/call` result as North builds it (the runner, the refusals): text content, the
+ * structured receipt when the tool has one, and `isError`. Structurally the SDK's
+ * `CallToolResult`, so server.ts hands it over as it is.
+ */
+export type ToolResult = {
+  content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
 
 /** A handler's answer: structured content, a one-line text rendering, and the audit note. */
 export interface ToolOutcome<Output> {

@@ -1,4 +1,3 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   type AuditOutcome,
   type Database,
@@ -21,6 +20,7 @@ import type {
   RateLimitRefusal,
   ToolDefinition,
   ToolOutcome,
+  ToolResult,
 } from "./tool-definition.ts";
 import { unavailableToolResult } from "./unavailable.ts";
 
@@ -62,7 +62,7 @@ export async function runTool(
   tool: ToolDefinition<any, any>,
   input: z.output<z.ZodObject>,
   ctx: RunContext,
-): Promise<CallToolResult> {
+): Promise<ToolResult> {
   const started = ctx.now();
   // Whatever is thrown past here reaches the client as an internal error.
   let outcome: ToolCallOutcome = "error";
@@ -96,7 +96,7 @@ async function runAudited(
   input: z.output<z.ZodObject>,
   ctx: RunContext,
   started: number,
-): Promise<{ result: CallToolResult; outcome: ToolCallOutcome }> {
+): Promise<{ result: ToolResult; outcome: ToolCallOutcome }> {
   const { principal, requestId } = ctx;
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
   /** A tenant transaction, counted in `/metrics` as waiting for and then holding a connection. */
@@ -225,7 +225,7 @@ function rateLimited(
   tool: ToolDefinition<any, any>,
   input: z.output<z.ZodObject>,
   retryAfterS: number,
-): CallToolResult {
+): ToolResult {
   const refusal = rateLimitRefusal(retryAfterS);
   const content = [
     { type: "text" as const, text: `rejected: ${refusal.code}. ${refusal.message}` },
@@ -237,7 +237,7 @@ function rateLimited(
 /** SQLSTATE 57014: the statement was cancelled, here by `statement_timeout`. */
 const QUERY_CANCELED = "57014";
 
-function timeoutRefusal(): CallToolResult {
+function timeoutRefusal(): ToolResult {
   return {
     isError: true,
     content: [

@@ -1,7 +1,12 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
 import { CAPABILITIES } from "./capabilities/index.ts";
-import type { Capability, RateLimitRefusal, ToolDefinition } from "./tool-definition.ts";
+import { claimsModernRevision } from "./protocol-revision.ts";
+import type {
+  Capability,
+  RateLimitRefusal,
+  ToolDefinition,
+  ToolResult,
+} from "./tool-definition.ts";
 
 /**
  * What a caller is told while PostgreSQL cannot be reached (decision 022): a retryable refusal
@@ -27,7 +32,7 @@ export function unavailableToolResult(
   // biome-ignore lint/suspicious/noExplicitAny: any registered tool; input was parsed with its own schema.
   tool?: ToolDefinition<any, any>,
   input?: unknown,
-): CallToolResult {
+): ToolResult {
   const refusal: RateLimitRefusal = {
     code: UNAVAILABLE_CODE,
     message: UNAVAILABLE_MESSAGE,
@@ -42,7 +47,7 @@ export function unavailableToolResult(
 }
 
 /** The refusal for a `tools/call` whose principal could not be resolved: the named tool's own. */
-function refusalForCall(params: unknown, capabilities: readonly Capability[]): CallToolResult {
+function refusalForCall(params: unknown, capabilities: readonly Capability[]): ToolResult {
   const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
   const tool = capabilities.flatMap((c) => c.tools).find((t) => t.name === name);
   const parsed = tool?.inputSchema.safeParse(args ?? {});
@@ -64,15 +69,20 @@ export async function unavailableResponse(
     return c.json({ error: UNAVAILABLE_MESSAGE, code: UNAVAILABLE_CODE }, 503, headers);
   }
   let message: { method?: unknown; id?: unknown; params?: unknown } | undefined;
+  let body: unknown;
   try {
-    const body: unknown = JSON.parse(await c.req.text());
+    body = JSON.parse(await c.req.text());
     if (body && typeof body === "object" && !Array.isArray(body)) message = body;
   } catch {
     message = undefined;
   }
   const id = typeof message?.id === "string" || typeof message?.id === "number" ? message.id : null;
   if (message?.method === "tools/call" && id !== null) {
-    const result = refusalForCall(message.params, capabilities);
+    const refusal = refusalForCall(message.params, capabilities);
+    // A 2026-07-28 result says it is complete (it could ask for input instead).
+    const result = claimsModernRevision(c.req.raw, body)
+      ? { ...refusal, resultType: "complete" }
+      : refusal;
     return c.json({ jsonrpc: "2.0", id, result }, 200, headers);
   }
   return c.json(

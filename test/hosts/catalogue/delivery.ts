@@ -4,6 +4,7 @@ import type { Entry } from "../../../scripts/acceptance-mutations.ts";
 const DELIVERY = "test/hosts/claude-code-delivery.test.ts";
 
 const SERVER = "apps/mcp-server/src/server.ts";
+const MANIFEST = "apps/mcp-server/src/manifest.ts";
 const TOOL_RUNNER = "apps/mcp-server/src/tool-runner.ts";
 const FENCE = "packages/agent-runtime/src/memory-fence.ts";
 
@@ -46,7 +47,7 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${DELIVERS} offers every North tool with a name and input schema the Messages API accepts`,
     },
     mutation: {
-      file: SERVER,
+      file: MANIFEST,
       why: "tools are published under a dotted name, which MCP allows and the Messages API does not",
       find: "    name: tool.name,",
       replace: "    name: `${tool.name}.v1`,",
@@ -58,7 +59,7 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${DELIVERS} gives the model each tool's description whole, as North wrote it`,
     },
     mutation: {
-      file: SERVER,
+      file: MANIFEST,
       why: "descriptions grow past the 2,048 characters Claude Code keeps",
       find: "    description: tool.description,",
       replace: '    description: `${tool.description}\\n\\n${"More guidance. ".repeat(140)}`,',

@@ -145,8 +145,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: SERVE,
-      find: "  meterTransport(transport, principal, { db: runtime.app.db, limiter, logger });\n",
-      replace: "",
+      find: "    admit: () => meterMessage(principal, meter),",
+      replace: "    admit: async () => undefined,",
       why: "meter HTTP only; stdio takes another path",
     },
   },

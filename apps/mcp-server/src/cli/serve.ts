@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   connectDatabase,
   createFingerprinter,
@@ -23,8 +22,8 @@ import { createLogger, describeError, type Logger } from "../logger.ts";
 import { LOOPBACK_HOSTS } from "../loopback.ts";
 import { metricsAccessFor } from "../metrics.ts";
 import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
-import { meterTransport } from "../protocol-meter.ts";
-import { createMcpServer } from "../server.ts";
+import { meterMessage } from "../protocol-meter.ts";
+import { createMcpServer, serveMcpStdio } from "../server.ts";
 import { createSignIn } from "../sign-in/index.ts";
 import { survivingLateSocketErrors } from "./late-socket-errors.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
@@ -292,31 +291,34 @@ export async function serveStdio(config: NorthConfig) {
     throw new CliError("NORTH_TOKEN is invalid, expired or revoked");
   }
   const limiter = limiterFor(config, logger);
-  const server = createMcpServer(
-    principal,
-    {
-      db: runtime.app.db,
-      limiter,
-      logger,
-      fingerprint: createFingerprinter(runtime.auditKey),
-      now: () => performance.now(),
-      stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
-      embedder,
-      recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
-    },
-    { runId: `stdio:${randomUUID()}` },
-  );
+  const runId = `stdio:${randomUUID()}`;
+  const build = () =>
+    createMcpServer(
+      principal,
+      {
+        db: runtime.app.db,
+        limiter,
+        logger,
+        fingerprint: createFingerprinter(runtime.auditKey),
+        now: () => performance.now(),
+        stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
+        embedder,
+        recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
+      },
+      { runId },
+    );
   warnMaintenanceOff(config, runtime, undefined, logger);
   const stopPurge = startPurgeTimer(config, runtime.maintenance?.db, logger);
+  const meter = { db: runtime.app.db, limiter, logger };
+  const connection = serveMcpStdio(build, {
+    admit: () => meterMessage(principal, meter),
+    onclose: () => void stop("stdio closed"),
+  });
   const stop = onShutdown(logger, [
-    { name: "mcp", run: () => server.close(), timeoutMs: 2_000 },
+    { name: "mcp", run: () => connection.close(), timeoutMs: 2_000 },
     ...closingSteps(limiter, runtime, [stopPurge]),
   ]);
-  server.onclose = () => void stop("stdio closed");
   process.stdin.on("end", () => void stop("stdio closed"));
-  const transport = new StdioServerTransport();
-  await server.connect(transport);
-  meterTransport(transport, principal, { db: runtime.app.db, limiter, logger });
   logger.info({ organizationId: principal.organizationId }, "North is serving on stdio");
 }
 
