@@ -59,6 +59,7 @@ export const SUITES: readonly string[] = [
   "test/limiter-and-audit.test.ts",
   "test/transport.test.ts",
   "test/protocol-revisions.test.ts",
+  "test/conformance.test.ts",
   "packages/db/src/working-profile.integration.test.ts",
   "packages/db/src/rls.integration.test.ts",
   "packages/db/src/provision.integration.test.ts",
@@ -1651,6 +1652,31 @@ export const MUTATIONS: readonly Entry[] = [
       replace:
         '    jsonSchemaValidator: sharedValidator,\n    supportedProtocolVersions: ["2026-07-28", "2025-11-25"],\n    cacheHints: {',
       why: "drop 2025-06-18 from the revisions North negotiates",
+    },
+  },
+  // ---------------------------------------------------------------- conformance (issue 23)
+  {
+    check: {
+      file: "test/conformance.test.ts",
+      name: "MCP conformance passes every server scenario of 2026-07-28 that applies to North",
+    },
+    mutation: {
+      file: "apps/mcp-server/src/transport-guard.ts",
+      find: "    if (!host || !hosts.has(hostname(host))) {",
+      replace: "    if (!host) {",
+      why: "any Host header accepted: DNS rebinding gets through on the 2026 path too",
+    },
+  },
+  {
+    check: {
+      file: "test/conformance.test.ts",
+      name: "MCP conformance passes every server scenario of 2025-11-25 that applies to North",
+    },
+    mutation: {
+      file: "apps/mcp-server/src/transport-guard.ts",
+      find: "    if (!host || !hosts.has(hostname(host))) {",
+      replace: "    if (!host) {",
+      why: "any Host header accepted: DNS rebinding gets through",
     },
   },
   ...SIGN_IN_MUTATIONS,
