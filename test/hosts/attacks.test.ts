@@ -11,7 +11,7 @@ import { encodeCursor } from "@north/agent-runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { useTestApp } from "../support/mcp.ts";
-import { remember } from "../support/memory-tools.ts";
+import { call as callTool, remember } from "../support/memory-tools.ts";
 import { saveAnswer } from "../support/tools.ts";
 
 const { db, harness } = useTestApp();
@@ -21,14 +21,10 @@ const HOST_LIMIT = 50_000;
 const HOST_TOKENS = 25_000;
 const delivered = (structured: unknown) => JSON.stringify(structured);
 
+/** A tool call's result, its structured content an empty object when there is none. */
 async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args });
-  const text = (result.content as { type: string; text: string }[])[0]?.text ?? "";
-  return {
-    structured: (result.structuredContent ?? {}) as Record<string, unknown>,
-    text,
-    isError: result.isError === true,
-  };
+  const result = await callTool(client, name, args);
+  return { ...result, structured: result.structured ?? {} };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { useTestApp } from "../support/mcp.ts";
-import { remember } from "../support/memory-tools.ts";
+import { call as callTool, remember } from "../support/memory-tools.ts";
 import { saveAnswer } from "../support/tools.ts";
 
 const { db, harness } = useTestApp();
@@ -30,14 +30,10 @@ const MEMORIES = 60;
 const bodyOf = (n: number) =>
   `Memory ${n} about Jeanne Martin: ${"detail ".repeat(280)}`.slice(0, 1_990);
 
+/** A tool call's result, its structured content an empty object when there is none. */
 async function call(name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args });
-  const text = (result.content as { type: string; text: string }[])[0]?.text ?? "";
-  return {
-    structured: (result.structuredContent ?? {}) as Record<string, unknown>,
-    text,
-    isError: result.isError === true,
-  };
+  const result = await callTool(client, name, args);
+  return { ...result, structured: result.structured ?? {} };
 }
 
 beforeAll(async () => {

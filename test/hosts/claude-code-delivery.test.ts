@@ -36,7 +36,7 @@ import {
 import { createApiToken } from "@north/db";
 import { SCOPES } from "@north/mcp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClaudeCode, startClaudeCode } from "../support/claude-code.ts";
+import { addNorth, type ClaudeCode, startClaudeCode } from "../support/claude-code.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace } from "../support/fixtures.ts";
 import {
@@ -94,19 +94,7 @@ beforeAll(async () => {
   server = await spawnServe(db.appUrl, { NORTH_DB_POOLER: db.pooler });
   messages = await startMessagesApi();
   claude = await startClaudeCode({ messagesApi: messages.url });
-  const added = await claude.run([
-    "mcp",
-    "add",
-    "--transport",
-    "http",
-    "-s",
-    "user",
-    "north",
-    server.url,
-    "--header",
-    `Authorization: Bearer ${managerToken}`,
-  ]);
-  if (added.code !== 0) throw new Error(`claude mcp add failed: ${added.stderr}`);
+  await addNorth(claude, server.url, ["--header", `Authorization: Bearer ${managerToken}`]);
   manager = await connectClient(server.url, managerToken);
 });
 afterAll(async () => {

@@ -10,7 +10,8 @@ export interface RememberArgs {
   conversation_id?: string;
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown>) {
+/** Calls a tool and returns its structured content, first text and error flag. */
+export async function call(client: Client, name: string, args: Record<string, unknown>) {
   const result = await client.callTool({ name, arguments: args });
   const text = (result.content as { type: string; text: string }[])[0]?.text ?? "";
   return {
