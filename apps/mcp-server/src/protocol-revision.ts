@@ -21,3 +21,18 @@ export function claimsModernRevision(request: Request, body: unknown): boolean {
     return typeof meta === "object" && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
   });
 }
+
+/**
+ * Whether a message's envelope names a 2026-07-28-or-later revision. An envelope that names a
+ * 2025 revision is a 2025 request, which the SDK routes to the 2025 transport.
+ */
+export function envelopesModernRevision(message: unknown): boolean {
+  const meta = (message as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  const version =
+    typeof meta === "object" && meta !== null ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  return (
+    typeof version === "string" &&
+    /^\d{4}-\d\d-\d\d$/.test(version) &&
+    version >= FIRST_MODERN_REVISION
+  );
+}

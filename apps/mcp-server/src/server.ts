@@ -21,7 +21,7 @@ import type { Logger } from "./logger.ts";
 import { describePrompt, describeTool } from "./manifest.ts";
 import type { ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
-import { claimsModernRevision, PROTOCOL_VERSION_META_KEY } from "./protocol-revision.ts";
+import { claimsModernRevision, envelopesModernRevision } from "./protocol-revision.ts";
 import type { TenantGate } from "./tenant-gate.ts";
 import type {
   Capability,
@@ -124,8 +124,13 @@ class NorthServer extends Server {
     await super.connect(transport);
     const deliver = transport.onmessage;
     transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
-      // An enveloped initialize is a 2026-07-28 request for a removed method: the SDK's 404.
-      if (isJSONRPCRequest(message) && message.method === "initialize" && !enveloped(message)) {
+      // An initialize enveloped as 2026-07-28 asks for a removed method: the SDK's 404. One whose
+      // envelope names a 2025 revision is a 2025 initialize, checked here like any other.
+      if (
+        isJSONRPCRequest(message) &&
+        message.method === "initialize" &&
+        !envelopesModernRevision(message)
+      ) {
         const parsed = INITIALIZE_PARAMS.safeParse(message.params);
         if (!parsed.success) {
           void transport.send({
@@ -142,11 +147,6 @@ class NorthServer extends Server {
       deliver?.(withoutTask(message), extra);
     };
   }
-}
-
-function enveloped(message: JSONRPCMessage): boolean {
-  const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
-  return typeof meta === "object" && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
 }
 
 function withoutTask<T extends JSONRPCMessage>(message: T): T {

@@ -47,7 +47,7 @@ export const briefingTool = {
     "Follow the profile as the lawyer's preferences.",
     TOOL_RULES.dataBoundary,
     TOOL_RULES.origins,
-    "When the block says profile entries or memories were left out, it names the call that reads them (north__working_profile with a cursor, north__memory_recall with a query or subject).",
+    "When the block says profile entries or memories were left out, it names the call that reads them.",
   ].join(" "),
   kind: "read",
   inputSchema,
