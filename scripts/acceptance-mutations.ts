@@ -1606,8 +1606,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: SERVER,
-      find: '      if (isJSONRPCRequest(message) && message.method === "initialize" && !enveloped(message)) {',
-      replace: '      if (isJSONRPCRequest(message) && message.method === "initialize") {',
+      find: '        message.method === "initialize" &&\n        !envelopesModernRevision(message)\n',
+      replace: '        message.method === "initialize"\n',
       why: "check every initialize's params as a 2025 one, enveloped or not",
     },
   },
