@@ -1,9 +1,10 @@
 import {
+  type AuditEvent,
   type AuditOutcome,
+  auditStatement,
   type Database,
   hasSqlState,
   isDatabaseUnavailable,
-  recordAudit,
   type Tenant,
   type Tx,
   withTenant,
@@ -99,32 +100,46 @@ async function runAudited(
 ): Promise<{ result: ToolResult; outcome: ToolCallOutcome }> {
   const { principal, requestId } = ctx;
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
-  /** A tenant transaction, counted in `/metrics` as waiting for and then holding a connection. */
-  const inTenant = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
-    ctx.metrics
+  /**
+   * A tenant transaction, counted in `/metrics` as waiting for and then holding a connection.
+   * Its audit row, built from the work's result, goes out with COMMIT (decision 034).
+   */
+  const inTenant = <T>(work: (tx: Tx) => Promise<T>, audited: (result: T) => AuditEvent) => {
+    const tail = (result: T) => [auditStatement(audited(result))];
+    return ctx.metrics
       ? ctx.metrics.pooled((acquired) =>
-          withTenant(ctx.db, tenant, (tx) => {
-            acquired();
-            return work(tx);
-          }),
+          withTenant(
+            ctx.db,
+            tenant,
+            (tx) => {
+              acquired();
+              return work(tx);
+            },
+            tail,
+          ),
         )
-      : withTenant(ctx.db, tenant, work);
+      : withTenant(ctx.db, tenant, work, tail);
+  };
+  /** Only the tenant and the audit row: a call refused or failed, which changed nothing. */
+  const auditOnly = (event: AuditEvent) =>
+    inTenant(
+      async () => undefined,
+      () => event,
+    );
   const audit = (
-    tx: Parameters<typeof recordAudit>[0],
     outcome: AuditOutcome,
     target?: string,
     affected?: number,
     reason?: string,
-  ) =>
-    recordAudit(tx, {
-      tool: tool.name,
-      outcome,
-      tokenId: principal.tokenId,
-      requestId,
-      target: target === undefined ? undefined : ctx.fingerprint(target),
-      affected,
-      reason,
-    });
+  ): AuditEvent => ({
+    tool: tool.name,
+    outcome,
+    tokenId: principal.tokenId,
+    requestId,
+    target: target === undefined ? undefined : ctx.fingerprint(target),
+    affected,
+    reason,
+  });
   const log = (outcome: string) =>
     ctx.logger.info(
       {
@@ -141,7 +156,7 @@ async function runAudited(
   /** A refused call writes nothing but its audit row, whether the limiter or the gate refused. */
   const refuse = async (retryAfterS: number) => {
     const target = tool.auditTarget?.(input);
-    await inTenant((tx) => audit(tx, "rate_limited", target));
+    await auditOnly(audit("rate_limited", target));
     log("rate_limited");
     return { result: rateLimited(tool, input, retryAfterS), outcome: "rate_limited" as const };
   };
@@ -152,27 +167,27 @@ async function runAudited(
   let outcome: ToolOutcome<unknown>;
   try {
     const transaction = () =>
-      inTenant(async (tx) => {
-        const result = await tool.handler(input, {
-          tx,
-          principal,
-          tenant,
-          requestId,
-          runId: ctx.runId,
-          logger: ctx.logger,
-          fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
-          embedder: ctx.embedder,
-          recallTokenBudget: ctx.recallTokenBudget,
-        });
-        await audit(
-          tx,
-          result.audit.outcome,
-          result.audit.target,
-          result.audit.affected,
-          result.audit.reason,
-        );
-        return result;
-      });
+      inTenant(
+        (tx) =>
+          tool.handler(input, {
+            tx,
+            principal,
+            tenant,
+            requestId,
+            runId: ctx.runId,
+            logger: ctx.logger,
+            fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
+            embedder: ctx.embedder,
+            recallTokenBudget: ctx.recallTokenBudget,
+          }),
+        (result) =>
+          audit(
+            result.audit.outcome,
+            result.audit.target,
+            result.audit.affected,
+            result.audit.reason,
+          ),
+      );
     const gated = ctx.gate
       ? await ctx.gate.run(tenant.organizationId, transaction)
       : { ok: true as const, value: await transaction() };
@@ -187,7 +202,7 @@ async function runAudited(
       { requestId, tool: tool.name, ...describeError(error) },
       timedOut ? "tool call hit the statement timeout" : "tool call failed",
     );
-    await inTenant((tx) => audit(tx, "error")).catch((auditError) =>
+    await auditOnly(audit("error")).catch((auditError) =>
       ctx.logger.error({ requestId, ...describeError(auditError) }, "audit of a failure failed"),
     );
     // A statement timeout is the caller's call being too expensive, not a server fault: the

@@ -3,11 +3,11 @@ import { codePointLength } from "@north/agent-runtime";
 import { sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
 import { callManagerOnly } from "./manager-only.ts";
+import { asDrizzleSql, type RawStatement } from "./pipelined-transaction.ts";
 import {
   type AuditOutcome,
-  auditEvents,
-  currentOrganizationId,
-  currentUserId,
+  CURRENT_ORGANIZATION_ID_SQL,
+  CURRENT_USER_ID_SQL,
 } from "./schema/index.ts";
 
 declare const fingerprinted: unique symbol;
@@ -54,19 +54,31 @@ export interface AuditEvent {
  * Appends one event for the tenant of `tx`. Organization and actor come from the transaction's
  * tenant settings, never from a parameter, and there is no field that could carry a body.
  */
+/**
+ * The audit insert, as one statement with its parameters: run in a transaction by
+ * `recordAudit`, or sent with a tool call's COMMIT (`withTenant`'s tail, decision 034). The
+ * organisation and actor are the transaction's tenant, never the caller's word.
+ */
+export function auditStatement(event: AuditEvent): RawStatement {
+  return {
+    text: AUDIT_INSERT,
+    params: [
+      event.tokenId ?? null,
+      event.requestId ?? null,
+      event.tool,
+      event.outcome,
+      event.target?.fingerprint ?? null,
+      event.target?.length ?? null,
+      event.affected ?? null,
+      event.reason ?? null,
+    ],
+  };
+}
+
+const AUDIT_INSERT = `insert into public.audit_events (organization_id, actor_id, token_id, request_id, tool, outcome, target_fingerprint, target_length, affected, reason) values (${CURRENT_ORGANIZATION_ID_SQL}, ${CURRENT_USER_ID_SQL}, $1, $2, $3, $4, $5, $6, $7, $8)`;
+
 export async function recordAudit(tx: Tx, event: AuditEvent): Promise<void> {
-  await tx.insert(auditEvents).values({
-    organizationId: sql`${currentOrganizationId}`,
-    actorId: sql`${currentUserId}`,
-    tokenId: event.tokenId ?? null,
-    requestId: event.requestId ?? null,
-    tool: event.tool,
-    outcome: event.outcome,
-    targetFingerprint: event.target?.fingerprint ?? null,
-    targetLength: event.target?.length ?? null,
-    affected: event.affected ?? null,
-    reason: event.reason ?? null,
-  });
+  await tx.execute(asDrizzleSql(auditStatement(event)));
 }
 
 export interface AdminAuditEvent {

@@ -1,5 +1,6 @@
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
+import { beginPipelined } from "./pipelined-transaction.ts";
 import * as schema from "./schema/index.ts";
 
 export type Database = PostgresJsDatabase<typeof schema>;
@@ -79,7 +80,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
       ...(options.transactionPooler ? {} : timeouts),
     },
   });
-  const db = drizzle(options.transactionPooler ? client : preparing(client), { schema });
+  const db = drizzle(preparing(client, !options.transactionPooler), { schema });
   if (options.transactionPooler && options.statementTimeoutMs) {
     perTransactionTimeouts.set(db, options.statementTimeoutMs);
   }
@@ -91,34 +92,28 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
 }
 
 /**
- * The client as Drizzle should see it: every statement Drizzle sends is a named prepared
- * statement, kept per connection by postgres.js (decision 026). Drizzle prepares only the
- * queries given a name with `.prepare()`, and postgres.js sends any other statement that has
- * parameters as Parse and Describe, waits for the answer, then binds: two round trips and a
- * fresh parse and plan in PostgreSQL for every statement of every request. Prepared, a
- * statement is parsed once per connection and then costs one round trip. Drizzle's statements
- * are fixed texts with parameters, so the set postgres.js keeps stays as small as the code.
- * Transactions and savepoints hand Drizzle a client of their own: it is wrapped the same way.
+ * The client as Drizzle should see it.
+ *
+ * Every statement Drizzle sends is a named prepared statement, kept per connection by
+ * postgres.js (decision 026), unless a transaction pooler is in front (`prepare` false). Drizzle
+ * prepares only the queries given a name with `.prepare()`, and postgres.js sends any other
+ * statement that has parameters as Parse and Describe, waits for the answer, then binds: two
+ * round trips and a fresh parse and plan in PostgreSQL for every statement of every request.
+ * Prepared, a statement is parsed once per connection and then costs one round trip. Drizzle's
+ * statements are fixed texts with parameters, so the set postgres.js keeps stays as small as the
+ * code.
+ *
+ * Transactions are pipelined (decision 034): BEGIN and what the caller sends first (the tenant)
+ * go out with the work's first statement, and the caller's last statement (the audit row) with
+ * COMMIT.
  */
-function preparing(sql: postgres.Sql): postgres.Sql {
-  /** `begin(options?, work)` or `savepoint(name?, work)`, with `work` given the wrapped client. */
-  const scoped =
-    (open: (...args: unknown[]) => unknown) =>
-    (...args: unknown[]) => {
-      const work = args.pop() as (inner: postgres.Sql) => unknown;
-      return open(...args, (inner: postgres.Sql) => work(preparing(inner)));
-    };
+function preparing(sql: postgres.Sql, prepare: boolean): postgres.Sql {
   const overrides: Record<string | symbol, unknown> = {
     unsafe: (query: string, args?: unknown[], options?: Record<string, unknown>) =>
-      sql.unsafe(query, args as never, { ...options, prepare: true }),
-    begin: scoped((...args) => (sql.begin as (...a: unknown[]) => unknown)(...args)),
+      sql.unsafe(query, args as never, { ...options, prepare }),
+    begin: (...args: unknown[]) =>
+      beginPipelined(sql, prepare, args.at(-1) as (client: postgres.Sql) => unknown),
   };
-  // Only a transaction's client has `savepoint`.
-  if ("savepoint" in sql) {
-    overrides.savepoint = scoped((...args) =>
-      (sql.savepoint as (...a: unknown[]) => unknown)(...args),
-    );
-  }
   return new Proxy(sql, {
     get: (target, property, receiver) =>
       property in overrides ? overrides[property] : Reflect.get(target, property, receiver),

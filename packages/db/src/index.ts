@@ -27,6 +27,7 @@ export {
   type AuditFilters,
   type AuditPage,
   type AuditQuery,
+  auditStatement,
   createFingerprinter,
   readAuditForAdmin,
   readAuditPageForAdmin,
@@ -126,6 +127,7 @@ export {
 } from "./memory-console.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
 export { describeError, hasSqlState, isDatabaseUnavailable } from "./pg-errors.ts";
+export type { RawStatement } from "./pipelined-transaction.ts";
 export {
   MAINTENANCE_LOGIN_DEFAULT,
   PROVISIONED_TABLES,

@@ -11,6 +11,8 @@ export {
 export { appRole } from "./roles.ts";
 export { memberIdentities, ssoConnections, ssoDomains } from "./sign-in.ts";
 export {
+  CURRENT_ORGANIZATION_ID_SQL,
+  CURRENT_USER_ID_SQL,
   currentOrganizationId,
   currentUserId,
   TENANT_ORGANIZATION_SETTING,

@@ -1,0 +1,161 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
+import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
+import { auditStatement } from "./audit.ts";
+import { connectDatabase, type DatabaseHandle } from "./client.ts";
+import { pipelined } from "./pipelined-transaction.ts";
+import { withTenant } from "./tenant.ts";
+
+/**
+ * The pipelined tenant transaction (decision 034), as the app login role: the tenant is in force
+ * for the work's first statement however many transactions share the pool, the tail commits with
+ * the work or not at all, and a failure anywhere leaves nothing behind and the pool usable.
+ */
+
+let db: TestDatabase;
+let a: Workspace;
+let b: Workspace;
+/** A pool of two, so concurrent transactions queue for and reuse the same connections. */
+let small: DatabaseHandle;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  a = await createWorkspace(db.owner.db, "A");
+  b = await createWorkspace(db.owner.db, "B");
+  small = connectDatabase(db.appUrl, { max: 2 });
+});
+afterAll(async () => {
+  await small?.close();
+  await db.drop();
+});
+
+const tenantOf = (w: Workspace) => ({ organizationId: w.organizationId, userId: w.member.userId });
+const setting = (name: string) =>
+  sql`select current_setting(${name}, true) as value, pg_catalog.txid_current_if_assigned() as tx`;
+const audited = (tool: string) => () => [auditStatement({ tool, outcome: "read" })];
+const auditCount = async (w: Workspace, tool: string) => {
+  const [row] = await db.owner.client<{ n: number }[]>`
+    select count(*)::int as n from audit_events where organization_id = ${w.organizationId} and tool = ${tool}`;
+  return row?.n;
+};
+
+describe("a pipelined tenant transaction", () => {
+  it("sets the tenant before the work's first statement, for every one of many concurrent transactions", async () => {
+    const seen = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => {
+        const w = i % 2 === 0 ? a : b;
+        return withTenant(small.db, tenantOf(w), async (tx) => {
+          const [row] = await tx.execute<{ value: string }>(setting("north.organization_id"));
+          return { expected: w.organizationId, value: row?.value };
+        });
+      }),
+    );
+    for (const s of seen) expect(s.value).toBe(s.expected);
+  });
+
+  it("writes the tail in the same transaction as the work, after its statements", async () => {
+    const tool = "pipelined_tail_commits";
+    const rows = await withTenant(
+      small.db,
+      tenantOf(a),
+      async (tx) => {
+        await tx.execute(
+          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+              values (${a.organizationId}, ${a.member.userId}, 'pipelined-1', 'Q?', 'A.')`,
+        );
+        return 1;
+      },
+      audited(tool),
+    );
+    expect(rows).toBe(1);
+    expect(await auditCount(a, tool)).toBe(1);
+  });
+
+  it("rolls the work back when the tail fails, and says why", async () => {
+    // `audit_events_tool_shape` refuses a tool name with a capital letter.
+    const failing = withTenant(
+      small.db,
+      tenantOf(a),
+      async (tx) => {
+        await tx.execute(
+          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+              values (${a.organizationId}, ${a.member.userId}, 'pipelined-2', 'Q?', 'A.')`,
+        );
+      },
+      audited("Not_A_Tool"),
+    );
+    await expect(failing).rejects.toMatchObject({ code: "23514" });
+    const [row] = await db.owner.client<{ n: number }[]>`
+      select count(*)::int as n from working_profile_answers where question_id = 'pipelined-2'`;
+    expect(row?.n).toBe(0);
+  });
+
+  it("rolls back a work that throws, sends no tail, and leaves the pool usable", async () => {
+    const tool = "pipelined_not_sent";
+    const failing = withTenant(
+      small.db,
+      tenantOf(a),
+      async (tx) => {
+        await tx.execute(
+          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+              values (${a.organizationId}, ${a.member.userId}, 'pipelined-3', 'Q?', 'A.')`,
+        );
+        throw new Error("the handler failed");
+      },
+      audited(tool),
+    );
+    await expect(failing).rejects.toThrow("the handler failed");
+    expect(await auditCount(a, tool)).toBe(0);
+    // Both connections of the pool still answer, each in a transaction of its own.
+    const after = await Promise.all(
+      [a, b, a, b].map((w) =>
+        withTenant(small.db, tenantOf(w), async (tx) => {
+          const [row] = await tx.execute<{ value: string }>(setting("north.organization_id"));
+          return row?.value;
+        }),
+      ),
+    );
+    expect(after).toEqual([a, b, a, b].map((w) => w.organizationId));
+  });
+
+  it("reports a failed head statement as the cause, and runs none of the work's effects", async () => {
+    const failing = pipelined({ head: [{ text: "select 1 / $1::int", params: [0] }] }, () =>
+      small.db.transaction(async (tx) => {
+        await tx.execute(
+          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+              values (${a.organizationId}, ${a.member.userId}, 'pipelined-4', 'Q?', 'A.')`,
+        );
+      }),
+    );
+    await expect(failing).rejects.toMatchObject({ code: "22012" });
+    const [row] = await db.owner.client<{ n: number }[]>`
+      select count(*)::int as n from working_profile_answers where question_id = 'pipelined-4'`;
+    expect(row?.n).toBe(0);
+  });
+
+  it("keeps savepoints: a failure inside one rolls back to it and the transaction commits", async () => {
+    const tool = "pipelined_savepoint";
+    await withTenant(
+      small.db,
+      tenantOf(a),
+      async (tx) => {
+        await tx
+          .transaction(async (inner) => {
+            await inner.execute(sql`select 1 / 0`);
+          })
+          .catch(() => undefined);
+        const [row] = await tx.execute<{ value: string }>(setting("north.user_id"));
+        expect(row?.value).toBe(a.member.userId);
+      },
+      audited(tool),
+    );
+    expect(await auditCount(a, tool)).toBe(1);
+  });
+
+  it("refuses to run when Drizzle does not open the transaction at once", async () => {
+    expect(() => pipelined({ head: [] }, () => Promise.resolve(1))).toThrow(
+      "the pipelined transaction's plan was not taken by begin",
+    );
+  });
+});
