@@ -5,9 +5,10 @@
  *
  * For each workload (save: an id-less create; read: the whole profile; recall: a full-text recall
  * over 100,000 memories of one organization), 8 SDK clients in a
- * separate process call the tool over loopback HTTP for BENCH_SECONDS; then pgbench runs, with 8
- * clients on the app login role, the SQL one such call executes: BEGIN, set the tenant, the
- * store's statement, the audit insert, COMMIT.
+ * separate process call the tool over loopback HTTP for BENCH_SECONDS, each with a real API
+ * token; then pgbench runs, with 8 clients on the app login role, the SQL one such call
+ * executes: the token check (`resolve_api_token`), then BEGIN, set the tenant, the store's
+ * statement, the audit insert, COMMIT.
  *
  * The `oauth` workload (scripts/bench-oauth.ts) compares the same profile read with an API token
  * and with an OAuth access token, against a server on the product's auth path.
@@ -20,12 +21,18 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { addMember, connectDatabase, createApiToken, createOrganization } from "@north/db";
+import {
+  addMember,
+  connectDatabase,
+  createApiToken,
+  createOrganization,
+  hashToken,
+} from "@north/db";
 import {
   buildMcpApp,
+  createAuthResolver,
   createLogger,
   createRateLimiter,
-  type Principal,
   startHttpServer,
 } from "@north/mcp-server";
 import { createBenchDatabase } from "./bench-database.ts";
@@ -131,6 +138,7 @@ try {
   const scaleOrg = await createOrganization(owner.db, { name: "Bench scale" });
   const scaleLawyers = [];
   const scaleTokens: string[] = [];
+  const scaleTokenIds: string[] = [];
   for (let i = 0; i < CLIENTS; i++) {
     const m = await addMember(owner.db, {
       organizationId: scaleOrg.id,
@@ -144,6 +152,7 @@ try {
       expiresAt: null,
     });
     scaleTokens.push(created.token);
+    scaleTokenIds.push(created.id);
   }
 
   // The same pool settings as `north serve`: ten connections, a 5 s statement timeout.
@@ -152,24 +161,36 @@ try {
     applicationName: "north-bench",
     statementTimeoutMs: 5_000,
   });
-  const principals = new Map<string, Principal>(
-    [...cohorts.save, ...cohorts.read, ...cohorts.recall, ...cohorts.attack, ...cohorts.victim].map(
-      (m) => [
-        `bench_${m.userId}`,
-        {
-          organizationId: m.organizationId,
-          userId: m.userId,
-          role: "member",
-          scopes: ["profile:write", "memory:read"],
-          tokenId: null,
-        },
-      ],
-    ),
-  );
+  // Every lawyer calls with a real API token, resolved on each request as in production
+  // (createAuthResolver: `resolve_api_token` on the app login role).
+  const credentials = new Map<string, { token: string; hash: string; id: string }>();
+  for (const m of [
+    ...cohorts.save,
+    ...cohorts.read,
+    ...cohorts.recall,
+    ...cohorts.attack,
+    ...cohorts.victim,
+  ]) {
+    const created = await createApiToken(owner.db, {
+      organizationId: m.organizationId,
+      userId: m.userId,
+      scopes: ["profile:write", "memory:read"],
+      expiresAt: null,
+    });
+    credentials.set(m.userId, {
+      token: created.token,
+      hash: hashToken(created.token),
+      id: created.id,
+    });
+  }
+  const credential = (userId: string) => {
+    const found = credentials.get(userId);
+    if (!found) throw new Error("a bench lawyer without a token");
+    return found;
+  };
   const mcp = buildMcpApp({
     db: app.db,
-    resolvePrincipal: async (request) =>
-      principals.get((request.headers.get("authorization") ?? "").replace(/^Bearer /, "")) ?? null,
+    resolvePrincipal: createAuthResolver(app.db),
     limiter: createRateLimiter({
       writesPerMinute: 1e9,
       readsPerMinute: 1e9,
@@ -204,7 +225,7 @@ try {
     clientsAt(
       mcpUrl,
       workload,
-      cohort.map((m) => `bench_${m.userId}`),
+      cohort.map((m) => credential(m.userId).token),
       seconds,
     );
   let phase = 0;
@@ -231,27 +252,40 @@ try {
     return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99 };
   };
 
+  /**
+   * What North sends before a call's transaction and then opens it with: the token check (its
+   * own statement, as `createAuthResolver` sends it), BEGIN, the tenant. `:m` picks the lawyer.
+   */
+  const list = (values: string[]) => `array[${values.map((v) => `'${v}'`).join(",")}]`;
   const tenant = (workload: Workload) => `\\set m random(1, ${CLIENTS})
+SELECT * FROM public.resolve_api_token((${list(cohorts[workload].map((m) => credential(m.userId).hash))}::text[])[:m]);
 BEGIN;
-SELECT set_config('north.organization_id', '${org.id}', true), set_config('north.user_id', (array[${cohorts[workload].map((m) => `'${m.userId}'`).join(",")}]::text[])[:m], true);`;
-  const audit = (tool: string, outcome: string, target: boolean) =>
-    `INSERT INTO audit_events (organization_id, actor_id, token_id, request_id, tool, outcome, target_fingerprint, target_length) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, NULL, gen_random_uuid(), '${tool}', '${outcome}', ${target ? "md5(random()::text) || md5(random()::text), 69" : "NULL, NULL"});`;
+SELECT set_config('north.organization_id', '${org.id}', true), set_config('north.user_id', (${list(cohorts[workload].map((m) => m.userId))}::text[])[:m], true);`;
+  const auditRow = (tokenId: string, tool: string, outcome: string, target: boolean) =>
+    `INSERT INTO audit_events (organization_id, actor_id, token_id, request_id, tool, outcome, target_fingerprint, target_length) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, ${tokenId}, gen_random_uuid(), '${tool}', '${outcome}', ${target ? "md5(random()::text) || md5(random()::text), 69" : "NULL, NULL"});`;
+  const audit = (workload: Workload, tool: string, outcome: string, target: boolean) =>
+    auditRow(
+      `(${list(cohorts[workload].map((m) => credential(m.userId).id))}::uuid[])[:m]`,
+      tool,
+      outcome,
+      target,
+    );
   const scripts = {
     save: `${tenant("save")}
 \\set q random(1, 2000000000)
 INSERT INTO working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, 'auto:' || md5(:q::text || random()::text), 'Bench question ' || :q || '?', 'A benchmark answer.') ON CONFLICT DO NOTHING RETURNING version;
-${audit("north__working_profile_answer", "created", true)}
+${audit("save", "north__working_profile_answer", "created", true)}
 COMMIT;
 `,
     recall: `${tenant("recall")}
 \\set w random(0, 49)
 SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at FROM memories m JOIN public.memory_fulltext_candidates('term' || :w, NULL, NULL, 5, 200) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND m.expires_at > now() ORDER BY c.n;
-${audit("north__memory_recall", "read", false)}
+${audit("recall", "north__memory_recall", "read", false)}
 COMMIT;
 `,
     read: `${tenant("read")}
 SELECT organization_id, owner_user_id, question_id, question_text, answer, version, created_at, updated_at FROM working_profile_answers WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid ORDER BY created_at, question_id;
-${audit("north__working_profile", "read", false)}
+${audit("read", "north__working_profile", "read", false)}
 COMMIT;
 `,
   };
@@ -369,9 +403,10 @@ COMMIT;
         return f;
       },
       pgbench: pgbenchScript,
-      tenantPrelude: `BEGIN;
+      tenantPrelude: `SELECT * FROM public.resolve_api_token('${hashToken(scaleTokens[0] ?? "")}');
+BEGIN;
 SELECT set_config('north.organization_id', '${scaleOrg.id}', true), set_config('north.user_id', '${scaleLawyers[0]?.userId}', true);`,
-      auditInsert: audit("north__memory_recall", "read", false),
+      auditInsert: auditRow(`'${scaleTokenIds[0]}'`, "north__memory_recall", "read", false),
     });
     console.log(
       `\nFull-text recall as one organisation grows (common, middling and unique words in turn), ${CLIENTS} clients, ${SECONDS} s each: North with API tokens vs the same SQL through pgbench\n`,
