@@ -15,6 +15,10 @@
  *   hosts (plugins/, .claude-plugin/, manifest.json) — never a test.
  */
 
+import {
+  PIPELINE_MUTATIONS,
+  PIPELINE_SUITES,
+} from "../packages/db/src/pipelined-transaction.catalogue.ts";
 import { HOST_MUTATIONS, HOST_SUITES } from "../test/hosts/catalogue/index.ts";
 import { SIGN_IN_MUTATIONS, SIGN_IN_SUITES } from "../test/sign-in/catalogue/index.ts";
 
@@ -65,6 +69,7 @@ export const SUITES: readonly string[] = [
   "packages/db/src/provision.integration.test.ts",
   ...SIGN_IN_SUITES,
   ...HOST_SUITES,
+  ...PIPELINE_SUITES,
 ];
 
 const WP_ACCEPTANCE = "test/working-profile.acceptance.test.ts";
@@ -642,7 +647,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: '    await inTenant((tx) => audit(tx, "rate_limited", target));\n    log("rate_limited");',
+      find: '    await auditOnly(audit("rate_limited", target));\n    log("rate_limited");',
       replace: '    log("rate_limited");',
       why: "skip the audit row of a rate-limited call",
     },
@@ -667,9 +672,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: "        await audit(\n          tx,\n          result.audit.outcome,",
+      find: "const tail = (result: T) => [auditStatement(audited(result))];",
       replace:
-        '        if (tool.kind === "write") await audit(\n          tx,\n          result.audit.outcome,',
+        'const tail = (result: T) => (tool.kind === "write" ? [auditStatement(audited(result))] : []);',
       why: "audit writes only, not reads",
     },
   },
@@ -1681,6 +1686,7 @@ export const MUTATIONS: readonly Entry[] = [
   },
   ...SIGN_IN_MUTATIONS,
   ...HOST_MUTATIONS,
+  ...PIPELINE_MUTATIONS,
 ];
 
 /** Checks no sensible product mutation turns red. Each one points at a weak test. */

@@ -102,7 +102,7 @@ async function runAudited(
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
   /**
    * A tenant transaction, counted in `/metrics` as waiting for and then holding a connection.
-   * Its audit row, built from the work's result, goes out with COMMIT (decision 034).
+   * Its audit row, built from the work's result, goes out with COMMIT (decision 035).
    */
   const inTenant = <T>(work: (tx: Tx) => Promise<T>, audited: (result: T) => AuditEvent) => {
     const tail = (result: T) => [auditStatement(audited(result))];

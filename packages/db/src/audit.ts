@@ -56,7 +56,7 @@ export interface AuditEvent {
  */
 /**
  * The audit insert, as one statement with its parameters: run in a transaction by
- * `recordAudit`, or sent with a tool call's COMMIT (`withTenant`'s tail, decision 034). The
+ * `recordAudit`, or sent with a tool call's COMMIT (`withTenant`'s tail, decision 035). The
  * organisation and actor are the transaction's tenant, never the caller's word.
  */
 export function auditStatement(event: AuditEvent): RawStatement {

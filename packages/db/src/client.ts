@@ -103,7 +103,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
  * statements are fixed texts with parameters, so the set postgres.js keeps stays as small as the
  * code.
  *
- * Transactions are pipelined (decision 034): BEGIN and what the caller sends first (the tenant)
+ * Transactions are pipelined (decision 035): BEGIN and what the caller sends first (the tenant)
  * go out with the work's first statement, and the caller's last statement (the audit row) with
  * COMMIT.
  */

@@ -8,7 +8,7 @@ import { pipelined } from "./pipelined-transaction.ts";
 import { withTenant } from "./tenant.ts";
 
 /**
- * The pipelined tenant transaction (decision 034), as the app login role: the tenant is in force
+ * The pipelined tenant transaction (decision 035), as the app login role: the tenant is in force
  * for the work's first statement however many transactions share the pool, the tail commits with
  * the work or not at all, and a failure anywhere leaves nothing behind and the pool usable.
  */

@@ -12,7 +12,7 @@ export interface RawStatement {
 }
 
 /**
- * What a pipelined transaction sends around the caller's own statements (decision 034):
+ * What a pipelined transaction sends around the caller's own statements (decision 035):
  * `head` goes out with BEGIN, before anything the work sends, and `tail` with COMMIT, after the
  * work's last statement. Neither waits for an answer before the next statement is written, so
  * BEGIN, the tenant, and the work's first statement share one write and one round trip, and so

@@ -32,7 +32,7 @@ function tenantStatement(db: Database, organizationId: string, userId: string): 
  * Runs `work` in one transaction on the given pool with the tenant set first. Policies read
  * the tenant; without it every tenant table reads as empty. The tenant goes out with BEGIN and
  * the work's first statement in one write, and `tail` (the audit row of a tool call, built from
- * the work's result) with COMMIT (decision 034): a tool call is two round trips.
+ * the work's result) with COMMIT (decision 035): a tool call is two round trips.
  */
 export async function withTenant<T>(
   db: Database,
