@@ -117,6 +117,10 @@ describe("a pipelined tenant transaction", () => {
       ),
     );
     expect(after).toEqual([a, b, a, b].map((w) => w.organizationId));
+    // …and the failed work's insert was rolled back, not left open for the next COMMIT.
+    const [row] = await db.owner.client<{ n: number }[]>`
+      select count(*)::int as n from working_profile_answers where question_id = 'pipelined-3'`;
+    expect(row?.n).toBe(0);
   });
 
   it("reports a failed head statement as the cause, and runs none of the work's effects", async () => {
