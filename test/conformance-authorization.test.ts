@@ -108,21 +108,32 @@ async function runScenarios(clientId: string, port: number) {
     ...["--port", String(port), "-o", outputDir],
   ];
   const child = spawn("bun", args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
   let output = "";
   let browserStep: Promise<void> | undefined;
+  let browserError: unknown = null;
   const authorizeUrl = `${server.base}/oauth/oauth2/authorize?`;
   const onData = (chunk: Buffer) => {
     output += chunk;
-    const line = output.split("\n").find((l) => l.startsWith(authorizeUrl));
-    if (line && !browserStep) browserStep = signInAndAllow(line, port);
+    // Only whole lines: a chunk may end inside the URL.
+    const line = output
+      .split("\n")
+      .slice(0, -1)
+      .find((l) => l.startsWith(authorizeUrl));
+    if (!line || browserStep) return;
+    // A failed browser step ends the run: the runner would wait five minutes for its callback.
+    browserStep = signInAndAllow(line, port).catch((e: unknown) => {
+      browserError = e;
+      child.kill();
+    });
   };
   child.stdout.on("data", onData);
   child.stderr.on("data", onData);
-  await new Promise((resolve) => child.on("exit", resolve));
-  const browserError = await browserStep?.then(
-    () => null,
-    (e: unknown) => e,
-  );
+  // Never past the test's own timeout: a hung runner would outlive the file.
+  const deadline = setTimeout(() => child.kill(), 50_000);
+  await exited;
+  clearTimeout(deadline);
+  await browserStep;
   try {
     const checks = new Map<string, Check[]>();
     const saved = await readdir(outputDir);
@@ -190,6 +201,8 @@ function compareWithBaseline(checks: Map<string, Check[]>, baseline: string[]) {
       if (check?.status === "SUCCESS") stale.push(entry);
     }
   }
+  // An entry naming no scenario that ran (a typo, a scenario the suite dropped) is stale too.
+  stale.push(...baseline.filter((e) => !checks.has(e.split(":")[0] ?? "")));
   return { unexpected, stale };
 }
 
