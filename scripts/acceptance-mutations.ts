@@ -64,6 +64,7 @@ export const SUITES: readonly string[] = [
   "test/transport.test.ts",
   "test/protocol-revisions.test.ts",
   "test/conformance.test.ts",
+  "test/conformance-authorization.test.ts",
   "packages/db/src/working-profile.integration.test.ts",
   "packages/db/src/rls.integration.test.ts",
   "packages/db/src/provision.integration.test.ts",
@@ -1682,6 +1683,30 @@ export const MUTATIONS: readonly Entry[] = [
       find: "    if (!host || !hosts.has(hostname(host))) {",
       replace: "    if (!host) {",
       why: "any Host header accepted: DNS rebinding gets through",
+    },
+  },
+  {
+    check: {
+      file: "test/conformance-authorization.test.ts",
+      name: "MCP authorization-server conformance passes every authorization-server scenario that applies to North, for a client metadata document",
+    },
+    mutation: {
+      file: "apps/mcp-server/src/sign-in/protocol.ts",
+      find: '  "client_id_metadata_document_supported",',
+      replace: "",
+      why: "the metadata trimmed of client_id_metadata_document_supported: hosts fall back to DCR",
+    },
+  },
+  {
+    check: {
+      file: "test/conformance-authorization.test.ts",
+      name: "MCP authorization-server conformance passes every authorization-server scenario that applies to North, for a client registered by DCR",
+    },
+    mutation: {
+      file: "apps/mcp-server/src/sign-in/protocol.ts",
+      find: '  "issuer",',
+      replace: "",
+      why: "the metadata trimmed of its issuer: clients cannot check the iss they are sent back",
     },
   },
   ...SIGN_IN_MUTATIONS,

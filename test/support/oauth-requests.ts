@@ -9,8 +9,12 @@ import type { TestDatabase } from "./database.ts";
 import { authorizeInBrowser, loopbackRedirectUri, type SignInServer } from "./sign-in.ts";
 
 /** A public DCR client with one loopback redirect URI, registered the way Claude Code does. */
-export async function registerClient(base: string, name = "Attack client") {
-  const redirectUri = await loopbackRedirectUri();
+export async function registerClient(
+  base: string,
+  name = "Attack client",
+  redirectUri?: string,
+): Promise<{ clientId: string; redirectUri: string }> {
+  redirectUri ??= await loopbackRedirectUri();
   const response = await fetch(`${base}/oauth/oauth2/register`, {
     method: "POST",
     headers: { "content-type": "application/json" },
