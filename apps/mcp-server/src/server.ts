@@ -334,10 +334,13 @@ export function createMcpHttpEntry(options: McpHttpEntryOptions) {
 }
 
 /**
- * 2025-era traffic, as the SDK's entry classifies it; and a body that is not JSON-RPC at all but
- * claims no 2026-07-28 revision, which the 2025 transport refuses as it always has (-32700).
+ * 2025-era traffic: whatever claims no 2026-07-28 revision (by header or envelope), including a
+ * body that is not JSON-RPC at all, which the 2025 transport refuses as it always has (-32700);
+ * and what claims one but the SDK's entry classifies as 2025-era. The claim is read first: the
+ * SDK's classification parses the body against its schemas, a tenth of a ping's cost.
  */
 function isLegacy(request: Request, body: unknown): boolean {
+  if (!claimsModernRevision(request, body)) return true;
   const route = classifyInboundRequest({
     httpMethod: request.method,
     protocolVersionHeader: request.headers.get("mcp-protocol-version") ?? undefined,
@@ -345,8 +348,7 @@ function isLegacy(request: Request, body: unknown): boolean {
     mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
     body,
   });
-  if (route.kind !== "reject") return route.kind === "legacy";
-  return !claimsModernRevision(request, body);
+  return route.kind === "legacy";
 }
 
 async function serveLegacy(
