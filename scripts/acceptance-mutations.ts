@@ -346,7 +346,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory("20. the memory store", "states which recall mode ran"),
     mutation: {
       file: "apps/mcp-server/src/capabilities/memory/recall.ts",
-      find: "const embedded = query && ctx.embedder ? await embedText(ctx.embedder, query) : undefined;",
+      find: "const embedded = query && embedder ? await embedText(embedder, query) : undefined;",
       replace: "const embedded = undefined;",
       why: "never embed the query: with an embedder, recall silently runs full-text",
     },
@@ -478,7 +478,7 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: CAPABILITIES,
-      find: "return all.filter((capability) => hasScopes(principal, capability.scopes));",
+      find: 'return all.filter((capability) => authorize(principal, "capability", capability.id, all).allowed);',
       replace: "return [...all];",
       why: "list every capability regardless of scopes",
     },
@@ -489,9 +489,9 @@ export const MUTATIONS: readonly Entry[] = [
       "8. refuses a read-only principal that calls the profile tools or the prompt anyway",
     ),
     mutation: {
-      file: CAPABILITIES,
-      find: '      : method === "prompts/get"\n        ? capability.prompts.some((prompt) => prompt.name === name)\n        : false,',
-      replace: "      : false,",
+      file: APP,
+      find: 'if (method !== "tools/call" && method !== "prompts/get") continue;',
+      replace: 'if (method !== "tools/call") continue;',
       why: "only tools/call is scope-checked before the SDK; prompts/get slips past the 403",
     },
   },
@@ -568,8 +568,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: contract("capability ownership", "gives every tool exactly one capability"),
     mutation: {
       file: "apps/mcp-server/src/capabilities/memory/index.ts",
-      find: "tools: [briefingTool, recallTool, heldTool],",
-      replace: "tools: [briefingTool, recallTool, heldTool, forgetTool],",
+      find: "tools: [createBriefingTool(deps), createRecallTool(deps), heldTool],",
+      replace: "tools: [createBriefingTool(deps), createRecallTool(deps), heldTool, forgetTool],",
       why: "offer forget to memory readers too",
     },
   },
@@ -627,9 +627,9 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: APP,
-      find: 'composeManifest(c.get("principal"), deps.capabilities, {',
+      find: 'composeManifest(c.get("principal"), capabilities, {',
       replace:
-        'composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, deps.capabilities, {',
+        'composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, capabilities, {',
       why: "GET /manifest shows every tool whatever the token's scopes",
     },
   },
@@ -1379,8 +1379,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: CAPABILITIES,
-      find: "  memoryReadCapability,\n  workingProfileCapability,\n",
-      replace: "  workingProfileCapability,\n  memoryReadCapability,\n",
+      find: "    createMemoryReadCapability(memory),\n    workingProfileCapability,\n",
+      replace: "    workingProfileCapability,\n    createMemoryReadCapability(memory),\n",
       why: "compose the profile's guidance before the briefing's",
     },
   },
@@ -1577,9 +1577,9 @@ export const MUTATIONS: readonly Entry[] = [
     check: revisions("lists tools in the same order every time"),
     mutation: {
       file: SERVER,
-      find: "    return { tools: [...tools.values()].map(describeTool) };",
+      find: "    return { tools: capabilities.flatMap((c) => c.tools).map(describeTool) };",
       replace:
-        "    return { tools: [...tools.values()].map(describeTool).sort(() => Math.random() - 0.5) };",
+        "    return { tools: capabilities.flatMap((c) => c.tools).map(describeTool).sort(() => Math.random() - 0.5) };",
       why: "list tools in a different order on each call",
     },
   },

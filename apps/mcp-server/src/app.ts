@@ -7,7 +7,7 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { bearerToken } from "./auth.ts";
-import { requiredScopes } from "./capabilities/index.ts";
+import { authorize, createCapabilities } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import { LOOPBACK_HOSTS } from "./loopback.ts";
@@ -15,7 +15,7 @@ import { composeManifest } from "./manifest.ts";
 import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } from "./metrics.ts";
 import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
 import type { AuthResolver, Principal } from "./principal.ts";
-import { hasScopes, MEMBER_SCOPES } from "./principal.ts";
+import { MEMBER_SCOPES } from "./principal.ts";
 import { meterManifest, meterPost } from "./protocol-meter.ts";
 import { createMcpHttpEntry, createMcpServer } from "./server.ts";
 import { stepUpScopes } from "./step-up.ts";
@@ -54,10 +54,17 @@ export interface McpAppDeps {
    * every 401 challenge. (The resolver that verifies JWTs is `createAuthResolver`.)
    */
   oauth?: OAuthOptions;
+  /**
+   * The capabilities to serve; default `createCapabilities({ embedder, recallTokenBudget })`,
+   * built once for the app. A list given here is served as it is built.
+   */
   capabilities?: readonly Capability[];
-  /** Makes recall semantic when set; nothing in North downloads a model. */
+  /**
+   * Makes recall semantic when set (built into the default capabilities), and is reported by
+   * `/readyz`, `/metrics` and `GET /manifest`; nothing in North downloads a model.
+   */
   embedder?: Embedder;
-  /** Token budget for fenced memory blocks; default 1,500. */
+  /** Token budget for fenced memory blocks of the default capabilities; default 1,500. */
   recallTokenBudget?: number;
   /**
    * Tool transactions one organisation may run at once on this replica (default 3; keep it
@@ -99,7 +106,7 @@ function poolSize(db: Database): number | undefined {
 function missingScopes(
   principal: Principal,
   body: unknown,
-  capabilities: readonly Capability[] | undefined,
+  capabilities: readonly Capability[],
 ): { scopes: readonly string[]; id: unknown } | undefined {
   for (const message of Array.isArray(body) ? body : [body]) {
     if (!message || typeof message !== "object") continue;
@@ -108,9 +115,12 @@ function missingScopes(
       params?: { name?: unknown };
       id?: unknown;
     };
-    if (typeof method !== "string" || typeof params?.name !== "string") continue;
-    const scopes = requiredScopes(method, params.name, capabilities);
-    if (scopes && !hasScopes(principal, scopes)) return { scopes, id: id ?? null };
+    if (method !== "tools/call" && method !== "prompts/get") continue;
+    if (typeof params?.name !== "string") continue;
+    const decision = authorize(principal, method, params.name, capabilities);
+    if (!decision.allowed && decision.reason === "scope_off") {
+      return { scopes: decision.scopes, id: id ?? null };
+    }
   }
   return undefined;
 }
@@ -124,6 +134,11 @@ type Env = { Variables: { requestId: string; principal: Principal } };
  */
 export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
   const app = new Hono<Env>();
+  // The composition root of the HTTP server: each capability is built here, once, with what it
+  // needs; every request's server, the scope gate and the manifest read this one list.
+  const capabilities =
+    deps.capabilities ??
+    createCapabilities({ embedder: deps.embedder, recallTokenBudget: deps.recallTokenBudget });
   const fingerprint = createFingerprinter(deps.auditKey);
   const gate = createTenantGate(deps.tenantConcurrency ?? DEFAULT_TENANT_CONCURRENCY);
   const now = deps.clock ?? (() => performance.now());
@@ -164,7 +179,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
         { requestId: c.get("requestId"), outcome: "unavailable", ...describeError(error) },
         "request refused: the database is unavailable",
       );
-      return unavailableResponse(c, deps.capabilities);
+      return unavailableResponse(c, capabilities);
     }
     deps.logger.error({ requestId: c.get("requestId"), ...describeError(error) }, "request failed");
     return c.json(
@@ -326,7 +341,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       if (refused) return refused;
       const embedder = deps.embedder?.status?.();
       return c.json(
-        composeManifest(c.get("principal"), deps.capabilities, {
+        composeManifest(c.get("principal"), capabilities, {
           embedder: Boolean(deps.embedder),
           embedderFailure: embedder?.state === "degraded" ? embedder.class : undefined,
         }),
@@ -358,7 +373,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       // Every message counts against the principal's protocol budget, before any server work.
       const refused = await meterPost(body, principal, c.get("requestId"), deps);
       if (refused) return refused;
-      const missing = missingScopes(principal, body, deps.capabilities);
+      const missing = missingScopes(principal, body, capabilities);
       if (missing) {
         const scope = missing.scopes.join(" ");
         return c.json(
@@ -377,7 +392,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
       const stepUp = reauthorizes
         ? await stepUpScopes(principal, body, {
             db: deps.db,
-            capabilities: deps.capabilities,
+            capabilities,
             fingerprintSubject: (canonical) => fingerprint(canonical).fingerprint,
           })
         : undefined;
@@ -404,9 +419,7 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
             logger: deps.logger,
             fingerprint,
             now,
-            capabilities: deps.capabilities,
-            embedder: deps.embedder,
-            recallTokenBudget: deps.recallTokenBudget,
+            capabilities,
             gate,
             metrics,
           },

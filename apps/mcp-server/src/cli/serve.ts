@@ -10,6 +10,7 @@ import {
 import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import { buildMcpApp } from "../app.ts";
 import { principalForToken } from "../auth.ts";
+import { createCapabilities } from "../capabilities/index.ts";
 import { localBaseUrl, type NorthConfig, publicBaseUrl } from "../config.ts";
 import {
   createEmbeddingsProvider,
@@ -292,6 +293,12 @@ export async function serveStdio(config: NorthConfig) {
   }
   const limiter = limiterFor(config, logger);
   const runId = `stdio:${randomUUID()}`;
+  // The composition root of stdio: each capability built once, with what it needs.
+  const capabilities = createCapabilities({
+    embedder,
+    recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
+  });
+  const fingerprint = createFingerprinter(runtime.auditKey);
   const build = () =>
     createMcpServer(
       principal,
@@ -299,11 +306,10 @@ export async function serveStdio(config: NorthConfig) {
         db: runtime.app.db,
         limiter,
         logger,
-        fingerprint: createFingerprinter(runtime.auditKey),
+        fingerprint,
         now: () => performance.now(),
+        capabilities,
         stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
-        embedder,
-        recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
       },
       { runId },
     );
