@@ -87,6 +87,9 @@ const SCHEMAS = "apps/mcp-server/src/capabilities/memory/schemas.ts";
 const QUESTION_TEXT_MIGRATION = "drizzle/0002_question_text.sql";
 const MEMORY_MIGRATION = "drizzle/0004_memories.sql";
 const APP = "apps/mcp-server/src/app.ts";
+const MCP_ROUTES = "apps/mcp-server/src/routes/mcp.ts";
+const HEALTH_ROUTES = "apps/mcp-server/src/routes/health.ts";
+const MANIFEST_ROUTES = "apps/mcp-server/src/routes/manifest.ts";
 const SERVER = "apps/mcp-server/src/server.ts";
 const MANIFEST = "apps/mcp-server/src/manifest.ts";
 const RUNNER = "apps/mcp-server/src/tool-runner.ts";
@@ -489,7 +492,7 @@ export const MUTATIONS: readonly Entry[] = [
       "8. refuses a read-only principal that calls the profile tools or the prompt anyway",
     ),
     mutation: {
-      file: APP,
+      file: MCP_ROUTES,
       find: 'if (method !== "tools/call" && method !== "prompts/get") continue;',
       replace: 'if (method !== "tools/call") continue;',
       why: "only tools/call is scope-checked before the SDK; prompts/get slips past the 403",
@@ -501,9 +504,9 @@ export const MUTATIONS: readonly Entry[] = [
       "answers a call outside the principal's scopes with 403 and an insufficient_scope challenge",
     ),
     mutation: {
-      file: APP,
-      find: '          { "WWW-Authenticate": `${challenge}, error="insufficient_scope", scope="${scope}"` },\n',
-      replace: "",
+      file: MCP_ROUTES,
+      find: '(scope) => `${challenge}, error="insufficient_scope", scope="${scope}"`,',
+      replace: "() => challenge,",
       why: "a 403 without the insufficient_scope challenge",
     },
   },
@@ -626,10 +629,10 @@ export const MUTATIONS: readonly Entry[] = [
       "serves the same manifest at GET /manifest as the model receives over MCP",
     ),
     mutation: {
-      file: APP,
-      find: 'composeManifest(c.get("principal"), capabilities, {',
+      file: MANIFEST_ROUTES,
+      find: 'composeManifest(c.get("principal"), options.capabilities, {',
       replace:
-        'composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, capabilities, {',
+        'composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, options.capabilities, {',
       why: "GET /manifest shows every tool whatever the token's scopes",
     },
   },
@@ -734,8 +737,8 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: transport("answers GET and DELETE /mcp with 405 for a stateless server"),
     mutation: {
-      file: APP,
-      find: '  app.delete("/mcp", authenticate, notAllowed);\n',
+      file: MCP_ROUTES,
+      find: '  app.delete("/mcp", notAllowed);\n',
       replace: "",
       why: "forget the DELETE /mcp route (404 instead of 405)",
     },
@@ -754,7 +757,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: transport("reports health and readiness"),
     mutation: {
-      file: APP,
+      file: HEALTH_ROUTES,
       find: ': limiter.degraded || embedder?.state === "degraded"',
       replace: ': !limiter.degraded || embedder?.state === "degraded"',
       why: "inverted condition: a healthy limiter reports degraded",
@@ -764,8 +767,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: transport("requires authentication for the manifest"),
     mutation: {
       file: APP,
-      find: 'app.get("/manifest", authenticate, (c) =>',
-      replace: 'app.get("/manifest", (c) =>',
+      find: '  app.get("/manifest", authenticate);\n',
+      replace: "",
       why: "serve the manifest without authentication",
     },
   },
@@ -1637,7 +1640,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: revisions("lets a browser client on an allowed origin send the 2026-07-28 headers"),
     mutation: {
       file: APP,
-      find: '        "Mcp-Method",\n',
+      find: '      "Mcp-Method",\n',
       replace: "",
       why: "leave Mcp-Method out of the headers CORS allows",
     },
