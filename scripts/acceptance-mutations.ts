@@ -309,8 +309,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("fails schema validation before the handler for a missing required field"),
     mutation: {
       file: SERVER,
-      find: "const parsed = tool.inputSchema.safeParse(call.arguments ?? {});",
-      replace: "const parsed = tool.inputSchema.partial().safeParse(call.arguments ?? {});",
+      find: "const parsed = tool.inputSchema.safeParse(args ?? {});",
+      replace: "const parsed = tool.inputSchema.partial().safeParse(args ?? {});",
       why: "validate arguments with every field optional, so a missing one reaches the handler",
     },
   },

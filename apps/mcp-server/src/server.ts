@@ -29,7 +29,7 @@ import type { Principal } from "./principal.ts";
 import { claimsModernRevision, envelopesModernRevision } from "./protocol-revision.ts";
 import { refusedToolResult, UNAVAILABLE_REFUSAL } from "./refusal.ts";
 import type { TenantGate } from "./tenant-gate.ts";
-import type { Capability, Fingerprinter } from "./tool-definition.ts";
+import type { Capability, Fingerprinter, ToolDefinition, ToolResult } from "./tool-definition.ts";
 import { InternalToolError, runTool } from "./tool-runner.ts";
 
 export const SERVER_INFO = { name: "north", title: "North", version: "0.1.0" };
@@ -204,61 +204,7 @@ export function createMcpServer(
         `Unknown tool ${nameForError(call.name)}: it does not exist or this token's scopes do not include it.`,
       );
     }
-    if (deps.stillAuthorized) {
-      // stdio re-checks its token before each call; an outage there is the same retryable
-      // NORTH_UNAVAILABLE a call meets in its transaction (decision 022), not an internal error.
-      const authorized = await deps.stillAuthorized().catch((error: unknown) => {
-        if (isDatabaseUnavailable(error)) return "unavailable" as const;
-        throw error;
-      });
-      if (authorized === "unavailable") {
-        deps.metrics?.toolCall(tool.name, "unavailable", (deps.now() - started) / 1000);
-        // The receipt echoes fields of the input (a question id): only once they are valid.
-        const input = tool.inputSchema.safeParse(call.arguments ?? {});
-        return refusedToolResult(UNAVAILABLE_REFUSAL, {
-          tool,
-          input: input.success ? input.data : {},
-        });
-      }
-      if (!authorized) {
-        throw new ProtocolError(-32001, "Unauthorized: the token expired or was revoked.");
-      }
-    }
-    const requestId = request.requestId ?? randomUUID();
-    const parsed = tool.inputSchema.safeParse(call.arguments ?? {});
-    if (!parsed.success) {
-      deps.metrics?.toolCall(tool.name, "invalid_arguments", (deps.now() - started) / 1000);
-      return {
-        isError: true,
-        content: [
-          {
-            type: "text",
-            text: `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. Nothing was saved.`,
-          },
-        ],
-      };
-    }
-    try {
-      return await runTool(tool, parsed.data, {
-        db: deps.db,
-        limiter: deps.limiter,
-        logger: deps.logger,
-        fingerprint: deps.fingerprint,
-        now: deps.now,
-        principal,
-        requestId,
-        runId: request.runId ?? `request:${requestId}`,
-        gate: deps.gate,
-        metrics: deps.metrics,
-      });
-    } catch (error) {
-      if (!(error instanceof InternalToolError)) {
-        deps.logger.error({ requestId, tool: tool.name }, "tool runner failed");
-      }
-      // The SDK answers an error without a numeric code as JSON-RPC -32603 with this message,
-      // unprefixed; nothing about the failure itself leaves the process.
-      throw new Error("Internal error");
-    }
+    return callTool(tool, call.arguments, { principal, deps, request, started });
   });
 
   server.setRequestHandler("prompts/list", ANY_PARAMS, async (params) => {
@@ -292,6 +238,84 @@ export function createMcpServer(
   });
 
   return server;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any registered tool; its input is parsed here.
+type AnyTool = ToolDefinition<any, any>;
+
+interface CallContext {
+  principal: Principal;
+  deps: ServerDeps;
+  request: { requestId?: string; runId?: string };
+  /** When the call arrived, on `deps.now`'s clock. */
+  started: number;
+}
+
+/**
+ * A `tools/call` of a tool this principal may call: stdio's token re-check, the input against
+ * the tool's schema, then the central runner. A failure of ours reaches the client as a bare
+ * internal error.
+ */
+async function callTool(
+  tool: AnyTool,
+  args: Record<string, unknown> | undefined,
+  { principal, deps, request, started }: CallContext,
+): Promise<ToolResult> {
+  if (deps.stillAuthorized) {
+    // stdio re-checks its token before each call; an outage there is the same retryable
+    // NORTH_UNAVAILABLE a call meets in its transaction (decision 022), not an internal error.
+    const authorized = await deps.stillAuthorized().catch((error: unknown) => {
+      if (isDatabaseUnavailable(error)) return "unavailable" as const;
+      throw error;
+    });
+    if (authorized === "unavailable") {
+      deps.metrics?.toolCall(tool.name, "unavailable", (deps.now() - started) / 1000);
+      // The receipt echoes fields of the input (a question id): only once they are valid.
+      const input = tool.inputSchema.safeParse(args ?? {});
+      return refusedToolResult(UNAVAILABLE_REFUSAL, {
+        tool,
+        input: input.success ? input.data : {},
+      });
+    }
+    if (!authorized) {
+      throw new ProtocolError(-32001, "Unauthorized: the token expired or was revoked.");
+    }
+  }
+  const requestId = request.requestId ?? randomUUID();
+  const parsed = tool.inputSchema.safeParse(args ?? {});
+  if (!parsed.success) {
+    deps.metrics?.toolCall(tool.name, "invalid_arguments", (deps.now() - started) / 1000);
+    return {
+      isError: true,
+      content: [
+        {
+          type: "text",
+          text: `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. Nothing was saved.`,
+        },
+      ],
+    };
+  }
+  try {
+    return await runTool(tool, parsed.data, {
+      db: deps.db,
+      limiter: deps.limiter,
+      logger: deps.logger,
+      fingerprint: deps.fingerprint,
+      now: deps.now,
+      principal,
+      requestId,
+      runId: request.runId ?? `request:${requestId}`,
+      gate: deps.gate,
+      metrics: deps.metrics,
+    });
+  } catch (error) {
+    if (!(error instanceof InternalToolError)) {
+      deps.logger.error({ requestId, tool: tool.name }, "tool runner failed");
+    }
+    // The SDK answers an error without a numeric code as JSON-RPC -32603 with this message,
+    // unprefixed; nothing about the failure itself leaves the process.
+    throw new Error("Internal error");
+  }
 }
 
 /** Builds the server for one request (HTTP) or one connection (stdio), whichever era it speaks. */
