@@ -93,6 +93,9 @@ const SCHEMAS = "apps/mcp-server/src/capabilities/memory/schemas.ts";
 const QUESTION_TEXT_MIGRATION = "drizzle/0002_question_text.sql";
 const MEMORY_MIGRATION = "drizzle/0004_memories.sql";
 const APP = "apps/mcp-server/src/app.ts";
+const MCP_ROUTES = "apps/mcp-server/src/routes/mcp.ts";
+const HEALTH_ROUTES = "apps/mcp-server/src/routes/health.ts";
+const MANIFEST_ROUTES = "apps/mcp-server/src/routes/manifest.ts";
 const SERVER = "apps/mcp-server/src/server.ts";
 const MANIFEST = "apps/mcp-server/src/manifest.ts";
 const RUNNER = "apps/mcp-server/src/tool-runner.ts";
@@ -130,8 +133,8 @@ const revisions = (title: string): Check => ({
 });
 const MODERN_TO_2025: Mutation = {
   file: "apps/mcp-server/src/server.ts",
-  find: '  if (route.kind !== "reject") return route.kind === "legacy";',
-  replace: '  if (route.kind !== "reject") return true;',
+  find: '  return route.kind === "legacy";',
+  replace: '  return route.kind !== "reject";',
   why: "serve every request on the 2025 transport, 2026-07-28 ones included",
 };
 const store = (describe: string, title: string): Check => ({
@@ -312,8 +315,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("fails schema validation before the handler for a missing required field"),
     mutation: {
       file: SERVER,
-      find: "const parsed = tool.inputSchema.safeParse(call.arguments ?? {});",
-      replace: "const parsed = tool.inputSchema.partial().safeParse(call.arguments ?? {});",
+      find: "const parsed = tool.inputSchema.safeParse(args ?? {});",
+      replace: "const parsed = tool.inputSchema.partial().safeParse(args ?? {});",
       why: "validate arguments with every field optional, so a missing one reaches the handler",
     },
   },
@@ -352,7 +355,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: memory("20. the memory store", "states which recall mode ran"),
     mutation: {
       file: "apps/mcp-server/src/capabilities/memory/recall.ts",
-      find: "const embedded = query && ctx.embedder ? await embedText(ctx.embedder, query) : undefined;",
+      find: "const embedded = query && embedder ? await embedText(embedder, query) : undefined;",
       replace: "const embedded = undefined;",
       why: "never embed the query: with an embedder, recall silently runs full-text",
     },
@@ -484,7 +487,7 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: CAPABILITIES,
-      find: "return all.filter((capability) => hasScopes(principal, capability.scopes));",
+      find: 'return all.filter((capability) => authorize(principal, "capability", capability.id, all).allowed);',
       replace: "return [...all];",
       why: "list every capability regardless of scopes",
     },
@@ -495,9 +498,9 @@ export const MUTATIONS: readonly Entry[] = [
       "8. refuses a read-only principal that calls the profile tools or the prompt anyway",
     ),
     mutation: {
-      file: CAPABILITIES,
-      find: '      : method === "prompts/get"\n        ? capability.prompts.some((prompt) => prompt.name === name)\n        : false,',
-      replace: "      : false,",
+      file: MCP_ROUTES,
+      find: 'if (method !== "tools/call" && method !== "prompts/get") continue;',
+      replace: 'if (method !== "tools/call") continue;',
       why: "only tools/call is scope-checked before the SDK; prompts/get slips past the 403",
     },
   },
@@ -507,9 +510,9 @@ export const MUTATIONS: readonly Entry[] = [
       "answers a call outside the principal's scopes with 403 and an insufficient_scope challenge",
     ),
     mutation: {
-      file: APP,
-      find: '          { "WWW-Authenticate": `${challenge}, error="insufficient_scope", scope="${scope}"` },\n',
-      replace: "",
+      file: MCP_ROUTES,
+      find: '(scope) => `${challenge}, error="insufficient_scope", scope="${scope}"`,',
+      replace: "() => challenge,",
       why: "a 403 without the insufficient_scope challenge",
     },
   },
@@ -574,8 +577,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: contract("capability ownership", "gives every tool exactly one capability"),
     mutation: {
       file: "apps/mcp-server/src/capabilities/memory/index.ts",
-      find: "tools: [briefingTool, recallTool, heldTool],",
-      replace: "tools: [briefingTool, recallTool, heldTool, forgetTool],",
+      find: "tools: [createBriefingTool(deps), createRecallTool(deps), heldTool],",
+      replace: "tools: [createBriefingTool(deps), createRecallTool(deps), heldTool, forgetTool],",
       why: "offer forget to memory readers too",
     },
   },
@@ -632,10 +635,10 @@ export const MUTATIONS: readonly Entry[] = [
       "serves the same manifest at GET /manifest as the model receives over MCP",
     ),
     mutation: {
-      file: APP,
-      find: 'composeManifest(c.get("principal"), deps.capabilities, {',
+      file: MANIFEST_ROUTES,
+      find: 'composeManifest(c.get("principal"), options.capabilities, {',
       replace:
-        'composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, deps.capabilities, {',
+        'composeManifest({ ...c.get("principal"), scopes: ["profile:write", "memory:read", "memory:write", "admin"] }, options.capabilities, {',
       why: "GET /manifest shows every tool whatever the token's scopes",
     },
   },
@@ -740,8 +743,8 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: transport("answers GET and DELETE /mcp with 405 for a stateless server"),
     mutation: {
-      file: APP,
-      find: '  app.delete("/mcp", authenticate, notAllowed);\n',
+      file: MCP_ROUTES,
+      find: '  app.delete("/mcp", notAllowed);\n',
       replace: "",
       why: "forget the DELETE /mcp route (404 instead of 405)",
     },
@@ -760,7 +763,7 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: transport("reports health and readiness"),
     mutation: {
-      file: APP,
+      file: HEALTH_ROUTES,
       find: ': limiter.degraded || embedder?.state === "degraded"',
       replace: ': !limiter.degraded || embedder?.state === "degraded"',
       why: "inverted condition: a healthy limiter reports degraded",
@@ -770,8 +773,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: transport("requires authentication for the manifest"),
     mutation: {
       file: APP,
-      find: 'app.get("/manifest", authenticate, (c) =>',
-      replace: 'app.get("/manifest", (c) =>',
+      find: '  app.get("/manifest", authenticate);\n',
+      replace: "",
       why: "serve the manifest without authentication",
     },
   },
@@ -1385,8 +1388,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: CAPABILITIES,
-      find: "  memoryReadCapability,\n  workingProfileCapability,\n",
-      replace: "  workingProfileCapability,\n  memoryReadCapability,\n",
+      find: "    createMemoryReadCapability(memory),\n    workingProfileCapability,\n",
+      replace: "    workingProfileCapability,\n    createMemoryReadCapability(memory),\n",
       why: "compose the profile's guidance before the briefing's",
     },
   },
@@ -1583,9 +1586,9 @@ export const MUTATIONS: readonly Entry[] = [
     check: revisions("lists tools in the same order every time"),
     mutation: {
       file: SERVER,
-      find: "    return { tools: [...tools.values()].map(describeTool) };",
+      find: "    return { tools: capabilities.flatMap((c) => c.tools).map(describeTool) };",
       replace:
-        "    return { tools: [...tools.values()].map(describeTool).sort(() => Math.random() - 0.5) };",
+        "    return { tools: capabilities.flatMap((c) => c.tools).map(describeTool).sort(() => Math.random() - 0.5) };",
       why: "list tools in a different order on each call",
     },
   },
@@ -1623,8 +1626,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: SERVER,
-      find: "  return !claimsModernRevision(request, body);",
-      replace: "  return true;",
+      find: '  return route.kind === "legacy";',
+      replace: '  return route.kind !== "modern";',
       why: "send what the SDK refuses to the 2025 transport, which reads no Mcp-* header",
     },
   },
@@ -1643,7 +1646,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: revisions("lets a browser client on an allowed origin send the 2026-07-28 headers"),
     mutation: {
       file: APP,
-      find: '        "Mcp-Method",\n',
+      find: '      "Mcp-Method",\n',
       replace: "",
       why: "leave Mcp-Method out of the headers CORS allows",
     },

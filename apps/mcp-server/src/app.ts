@@ -1,24 +1,24 @@
 import { randomUUID } from "node:crypto";
-import { createFingerprinter, type Database, isDatabaseUnavailable, TOKEN_PREFIX } from "@north/db";
-import { sql } from "drizzle-orm";
+import { createFingerprinter, type Database, isDatabaseUnavailable } from "@north/db";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
-import { bearerToken } from "./auth.ts";
-import { requiredScopes } from "./capabilities/index.ts";
+import { createCapabilities } from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import { LOOPBACK_HOSTS } from "./loopback.ts";
-import { composeManifest } from "./manifest.ts";
-import { bearerMatches, createAppMetrics, type MetricsAccess, metricsDecision } from "./metrics.ts";
-import { type OAuthOptions, protectedResourceMetadata } from "./oauth.ts";
-import type { AuthResolver, Principal } from "./principal.ts";
-import { hasScopes, MEMBER_SCOPES } from "./principal.ts";
-import { meterManifest, meterPost } from "./protocol-meter.ts";
-import { createMcpHttpEntry, createMcpServer } from "./server.ts";
-import { stepUpScopes } from "./step-up.ts";
+import { createAppMetrics, type MetricsAccess } from "./metrics.ts";
+import type { OAuthOptions } from "./oauth.ts";
+import type { AuthResolver } from "./principal.ts";
+import { MEMBER_SCOPES } from "./principal.ts";
+import type { AppEnv } from "./routes/env.ts";
+import { buildHealthRoutes } from "./routes/health.ts";
+import { buildManifestRoutes } from "./routes/manifest.ts";
+import { buildMcpRoutes } from "./routes/mcp.ts";
+import { buildMetricsRoutes } from "./routes/metrics.ts";
+import { buildResourceMetadataRoutes } from "./routes/resource-metadata.ts";
 import { createTenantGate } from "./tenant-gate.ts";
 import type { Capability, Embedder } from "./tool-definition.ts";
 import { transportGuard } from "./transport-guard.ts";
@@ -28,8 +28,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_TENANT_CONCURRENCY = { perOrganization: 3, maxWaitMs: 5_000 };
 /** Every route but /mcp: console forms, metadata, health. */
 export const MAX_FORM_BODY_BYTES = 64 * 1024;
-/** `/readyz` reports the database unreachable when `select 1` has not answered by then. */
-export const READY_CHECK_TIMEOUT_MS = 2_000;
+export { READY_CHECK_TIMEOUT_MS } from "./routes/health.ts";
 
 const tooLarge = (): never => {
   throw new HTTPException(413, { message: "Request body too large" });
@@ -54,10 +53,17 @@ export interface McpAppDeps {
    * every 401 challenge. (The resolver that verifies JWTs is `createAuthResolver`.)
    */
   oauth?: OAuthOptions;
+  /**
+   * The capabilities to serve; default `createCapabilities({ embedder, recallTokenBudget })`,
+   * built once for the app. A list given here is served as it is built.
+   */
   capabilities?: readonly Capability[];
-  /** Makes recall semantic when set; nothing in North downloads a model. */
+  /**
+   * Makes recall semantic when set (built into the default capabilities), and is reported by
+   * `/readyz`, `/metrics` and `GET /manifest`; nothing in North downloads a model.
+   */
   embedder?: Embedder;
-  /** Token budget for fenced memory blocks; default 1,500. */
+  /** Token budget for fenced memory blocks of the default capabilities; default 1,500. */
   recallTokenBudget?: number;
   /**
    * Tool transactions one organisation may run at once on this replica (default 3; keep it
@@ -93,41 +99,97 @@ function poolSize(db: Database): number | undefined {
 }
 
 /**
- * For a tools/call or prompts/get (or a batch holding one) naming a tool or prompt of a
- * capability the principal lacks scopes for: the scopes needed, for a 403 (SPEC §3).
+ * The app's last word on a failure: an HTTPException's own status; a database outage, the
+ * retryable NORTH_UNAVAILABLE (decision 022); anything else, a bare internal error, logged once.
  */
-function missingScopes(
-  principal: Principal,
-  body: unknown,
-  capabilities: readonly Capability[] | undefined,
-): { scopes: readonly string[]; id: unknown } | undefined {
-  for (const message of Array.isArray(body) ? body : [body]) {
-    if (!message || typeof message !== "object") continue;
-    const { method, params, id } = message as {
-      method?: unknown;
-      params?: { name?: unknown };
-      id?: unknown;
-    };
-    if (typeof method !== "string" || typeof params?.name !== "string") continue;
-    const scopes = requiredScopes(method, params.name, capabilities);
-    if (scopes && !hasScopes(principal, scopes)) return { scopes, id: id ?? null };
-  }
-  return undefined;
+function answerError(deps: McpAppDeps, capabilities: readonly Capability[]) {
+  return (error: Error, c: Context<AppEnv>) => {
+    if (error instanceof HTTPException) {
+      const response = error.getResponse();
+      return c.json({ error: error.message || "error" }, response.status as 400, {
+        ...Object.fromEntries(response.headers),
+      });
+    }
+    // The token could not be checked (or another step could not run) because PostgreSQL is
+    // unreachable: a retryable NORTH_UNAVAILABLE, not an internal error (decision 022).
+    if (isDatabaseUnavailable(error)) {
+      deps.logger.warn(
+        { requestId: c.get("requestId"), outcome: "unavailable", ...describeError(error) },
+        "request refused: the database is unavailable",
+      );
+      return unavailableResponse(c, capabilities);
+    }
+    deps.logger.error({ requestId: c.get("requestId"), ...describeError(error) }, "request failed");
+    return c.json(
+      { jsonrpc: "2.0", error: { code: -32603, message: "Internal error" }, id: null },
+      500,
+    );
+  };
 }
 
-type Env = { Variables: { requestId: string; principal: Principal } };
+/**
+ * CORS for browser-based hosts (MCP Inspector's page) on an allowed origin: they may read the
+ * OAuth metadata, register, exchange and revoke tokens, and call /mcp.
+ */
+function browserHostsCors(origins: readonly string[]) {
+  return cors({
+    origin: [...origins],
+    allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+    // Mcp-Method and Mcp-Name: the headers a 2026-07-28 client sends with every request.
+    allowHeaders: [
+      "Authorization",
+      "Content-Type",
+      "Mcp-Protocol-Version",
+      "Mcp-Session-Id",
+      "Mcp-Method",
+      "Mcp-Name",
+    ],
+    exposeHeaders: ["WWW-Authenticate", "Mcp-Session-Id"],
+    maxAge: 600,
+  });
+}
+
+/**
+ * The principal of the request, from `resolvePrincipal` only (a session id never authenticates):
+ * a token in the query is refused 400, no principal is 401 with the challenge.
+ */
+function authentication(resolvePrincipal: AuthResolver, unauthorized: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const url = new URL(c.req.url);
+    for (const name of ["access_token", "token", "api_key"]) {
+      if (url.searchParams.has(name)) {
+        throw new HTTPException(400, {
+          message: "Tokens are accepted only in the Authorization header",
+        });
+      }
+    }
+    const principal = await resolvePrincipal(c.req.raw);
+    if (!principal) {
+      throw new HTTPException(401, {
+        message: "Unauthorized",
+        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": unauthorized } }),
+      });
+    }
+    c.set("principal", principal);
+    await next();
+  });
+}
 
 /**
  * The whole HTTP surface: `POST /mcp` (Streamable HTTP, stateless: a fresh server and transport
- * per request, JSON responses), `GET /manifest`, `/healthz` and `/readyz`. Identity comes only
- * from `resolvePrincipal`; a session id never authenticates.
+ * per request, JSON responses), `GET /manifest`, `/healthz`, `/readyz` and `/metrics`, each
+ * concern a sub-app under routes/. This function is the composition root (each capability is
+ * built here, once) and the one place that states the middleware order, which is the security
+ * boundary: request id → transport guard → CORS → body limit → authentication → routes.
  */
-export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
-  const app = new Hono<Env>();
-  const fingerprint = createFingerprinter(deps.auditKey);
-  const gate = createTenantGate(deps.tenantConcurrency ?? DEFAULT_TENANT_CONCURRENCY);
-  const now = deps.clock ?? (() => performance.now());
+export function buildMcpApp(deps: McpAppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  // Every request's server, the scope gate, step-up and the manifest read this one list.
+  const capabilities =
+    deps.capabilities ??
+    createCapabilities({ embedder: deps.embedder, recallTokenBudget: deps.recallTokenBudget });
   const allowedHosts = deps.allowedHosts ?? LOOPBACK_HOSTS;
+  const origins = deps.allowedOrigins ?? [];
   // One registry per app: several apps in one process (the suites) count apart.
   const metrics = createAppMetrics({
     limiter: deps.limiter,
@@ -149,285 +211,56 @@ export function buildMcpApp(deps: McpAppDeps): Hono<Env> {
     await next();
     c.header("X-Request-Id", c.get("requestId"));
   });
+  app.onError(answerError(deps, capabilities));
 
-  app.onError((error, c) => {
-    if (error instanceof HTTPException) {
-      const response = error.getResponse();
-      return c.json({ error: error.message || "error" }, response.status as 400, {
-        ...Object.fromEntries(response.headers),
-      });
-    }
-    // The token could not be checked (or another step could not run) because PostgreSQL is
-    // unreachable: a retryable NORTH_UNAVAILABLE, not an internal error (decision 022).
-    if (isDatabaseUnavailable(error)) {
-      deps.logger.warn(
-        { requestId: c.get("requestId"), outcome: "unavailable", ...describeError(error) },
-        "request refused: the database is unavailable",
-      );
-      return unavailableResponse(c, deps.capabilities);
-    }
-    deps.logger.error({ requestId: c.get("requestId"), ...describeError(error) }, "request failed");
-    return c.json(
-      { jsonrpc: "2.0", error: { code: -32603, message: "Internal error" }, id: null },
-      500,
-    );
-  });
-
-  // Every route, health and metadata included: a rebinding page must learn nothing (SPEC §3).
-  app.use(
-    "*",
-    transportGuard({
-      allowedHosts,
-      allowedOrigins: deps.allowedOrigins ?? [],
-    }),
-  );
-  // Browser-based hosts (MCP Inspector's page) on an allowed origin may read the OAuth metadata,
-  // register, exchange and revoke tokens, and call /mcp: CORS for exactly those origins (the
-  // guard above has already refused every other origin).
-  const origins = deps.allowedOrigins ?? [];
+  // 1. The transport guard, on every route, health and metadata included: a rebinding page must
+  // learn nothing (SPEC §3).
+  app.use("*", transportGuard({ allowedHosts, allowedOrigins: origins }));
+  // 2. CORS for exactly the allowed origins (the guard has already refused every other origin).
   if (origins.length > 0) {
-    const browserHosts = cors({
-      origin: [...origins],
-      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      // Mcp-Method and Mcp-Name: the headers a 2026-07-28 client sends with every request.
-      allowHeaders: [
-        "Authorization",
-        "Content-Type",
-        "Mcp-Protocol-Version",
-        "Mcp-Session-Id",
-        "Mcp-Method",
-        "Mcp-Name",
-      ],
-      exposeHeaders: ["WWW-Authenticate", "Mcp-Session-Id"],
-      maxAge: 600,
-    });
+    const browserHosts = browserHostsCors(origins);
     for (const path of ["/.well-known/*", "/oauth/oauth2/*", "/oauth/jwks", "/mcp"]) {
       app.use(path, browserHosts);
     }
   }
-  // A body limit on every route; /mcp raises it below. Forms and metadata need far less.
+  // 3. A body limit on every route; /mcp's is larger. Forms and metadata need far less.
   const formLimit = bodyLimit({ maxSize: MAX_FORM_BODY_BYTES, onError: tooLarge });
   app.use("*", async (c, next) => (c.req.path === "/mcp" ? next() : formLimit(c, next)));
+  app.post("/mcp", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }));
+  // 4. Authentication, on the routes that serve a principal.
+  const authenticate = authentication(deps.resolvePrincipal, unauthorized);
+  app.on(["POST", "GET", "DELETE"], "/mcp", authenticate);
+  app.get("/manifest", authenticate);
 
-  app.get("/healthz", (c) => c.json({ status: "ok" }));
-
-  if (deps.oauth) {
-    const metadata = protectedResourceMetadata(deps.oauth);
-    // RFC 9728 §3.1: at the root, and with the resource's path appended.
-    const resourcePath = new URL(deps.oauth.resourceUrl).pathname.replace(/\/$/, "");
-    app.get("/.well-known/oauth-protected-resource", (c) => c.json(metadata));
-    if (resourcePath)
-      app.get(`/.well-known/oauth-protected-resource${resourcePath}`, (c) => c.json(metadata));
-  }
-
-  app.get("/readyz", async (c) => {
-    const limiter = deps.limiter.status();
-    // Bounded: while PostgreSQL is unreachable the probe answers within READY_CHECK_TIMEOUT_MS.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const database = await Promise.race([
-      deps.db.execute(sql`select 1`).then(
-        () => "ok" as const,
-        () => "unreachable" as const,
-      ),
-      new Promise<"unreachable">((resolve) => {
-        timer = setTimeout(() => resolve("unreachable"), READY_CHECK_TIMEOUT_MS);
-      }),
-    ]).finally(() => clearTimeout(timer));
-    // A failing embedder degrades recall to full text; it never makes North unavailable.
-    const embedder = deps.embedder?.status?.();
-    const status =
-      database !== "ok"
-        ? "unavailable"
-        : limiter.degraded || embedder?.state === "degraded"
-          ? "degraded"
-          : "ok";
-    return c.json(
-      {
-        status,
-        database,
-        limiter: {
-          backend: limiter.backend,
-          redis:
-            limiter.backend === "redis" ? (limiter.degraded ? "unreachable" : "ok") : undefined,
-          serving: limiter.degraded ? "in-process insurance limiter" : limiter.backend,
-        },
-        embedder: deps.embedder
-          ? { state: embedder?.state ?? "ok", class: embedder?.class }
-          : undefined,
-      },
-      database === "ok" ? 200 : 503,
-    );
-  });
-
-  // Prometheus text format; behind the Host guard above like every route, and a token outside
-  // loopback. Off (404) outside loopback when no token is configured.
-  const metricsAccess = metricsDecision(deps.metrics ?? {}, allowedHosts);
-  app.get("/metrics", async (c) => {
-    if (metricsAccess === "off") return c.notFound();
-    const token = deps.metrics?.token;
-    if (
-      metricsAccess === "token" &&
-      token &&
-      !bearerMatches(c.req.header("authorization"), token)
-    ) {
-      throw new HTTPException(401, {
-        message: "Unauthorized",
-        res: new Response(null, {
-          status: 401,
-          headers: { "WWW-Authenticate": 'Bearer realm="north-metrics"' },
-        }),
-      });
-    }
-    return c.body(await metrics.registry.metrics(), 200, {
-      "Content-Type": metrics.registry.contentType,
-      "Cache-Control": "no-store",
-    });
-  });
-
-  const mcp = createMcpHttpEntry({
-    maxBodyBytes: MAX_BODY_BYTES,
-    onerror: (error) =>
-      deps.logger.debug({ ...describeError(error) }, "mcp request refused by the protocol layer"),
-  });
-
-  const authenticate = createMiddleware<Env>(async (c, next) => {
-    const url = new URL(c.req.url);
-    for (const name of ["access_token", "token", "api_key"]) {
-      if (url.searchParams.has(name)) {
-        throw new HTTPException(400, {
-          message: "Tokens are accepted only in the Authorization header",
-        });
-      }
-    }
-    const principal = await deps.resolvePrincipal(c.req.raw);
-    if (!principal) {
-      throw new HTTPException(401, {
-        message: "Unauthorized",
-        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": unauthorized } }),
-      });
-    }
-    c.set("principal", principal);
-    await next();
-  });
-
+  app.route("/", buildHealthRoutes(deps));
+  if (deps.oauth) app.route("/", buildResourceMetadataRoutes(deps.oauth));
+  app.route("/", buildMetricsRoutes({ access: deps.metrics ?? {}, allowedHosts, metrics }));
   if (deps.signIn) app.route("/", deps.signIn.routes);
-
   if (deps.admin) {
     const admin = deps.admin;
     // The console logs and shows the same request id this app sends in X-Request-Id.
-    const toAdmin = (c: Context<Env>) => admin.fetch(c.req.raw, { requestId: c.get("requestId") });
+    const toAdmin = (c: Context<AppEnv>) =>
+      admin.fetch(c.req.raw, { requestId: c.get("requestId") });
     app.all("/admin", toAdmin);
     app.all("/admin/*", toAdmin);
   }
-
-  // The manifest carries what tools/list does, so it costs a protocol point as that does.
-  app.get("/manifest", authenticate, (c) =>
-    meterManifest(c.get("principal"), c.get("requestId"), deps).then((refused) => {
-      if (refused) return refused;
-      const embedder = deps.embedder?.status?.();
-      return c.json(
-        composeManifest(c.get("principal"), deps.capabilities, {
-          embedder: Boolean(deps.embedder),
-          embedderFailure: embedder?.state === "degraded" ? embedder.class : undefined,
-        }),
-      );
+  app.route("/", buildManifestRoutes({ capabilities, embedder: deps.embedder, meter: deps }));
+  app.route(
+    "/",
+    buildMcpRoutes({
+      db: deps.db,
+      limiter: deps.limiter,
+      logger: deps.logger,
+      fingerprint: createFingerprinter(deps.auditKey),
+      now: deps.clock ?? (() => performance.now()),
+      capabilities,
+      gate: createTenantGate(deps.tenantConcurrency ?? DEFAULT_TENANT_CONCURRENCY),
+      metrics,
+      maxBodyBytes: MAX_BODY_BYTES,
+      challenge,
+      metadataUrl,
     }),
   );
-
-  app.post(
-    "/mcp",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: tooLarge,
-    }),
-    authenticate,
-    async (c) => {
-      const principal = c.get("principal");
-      let body: unknown;
-      try {
-        body = JSON.parse(await c.req.text());
-      } catch {
-        // A body that does not parse is one message all the same.
-        const refused = await meterPost(null, principal, c.get("requestId"), deps);
-        if (refused) return refused;
-        return c.json(
-          { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
-          400,
-        );
-      }
-      // Every message counts against the principal's protocol budget, before any server work.
-      const refused = await meterPost(body, principal, c.get("requestId"), deps);
-      if (refused) return refused;
-      const missing = missingScopes(principal, body, deps.capabilities);
-      if (missing) {
-        const scope = missing.scopes.join(" ");
-        return c.json(
-          {
-            jsonrpc: "2.0",
-            error: { code: -32003, message: `Insufficient scope: this call needs ${scope}` },
-            id: missing.id,
-          },
-          403,
-          { "WWW-Authenticate": `${challenge}, error="insufficient_scope", scope="${scope}"` },
-        );
-      }
-      // Step-up (MCP 2025-11-25): only a host holding an OAuth token can re-authorize; an API
-      // token's scopes are what its holder chose, so its calls run as they are.
-      const reauthorizes = metadataUrl && !bearerToken(c.req.raw)?.startsWith(TOKEN_PREFIX);
-      const stepUp = reauthorizes
-        ? await stepUpScopes(principal, body, {
-            db: deps.db,
-            capabilities: deps.capabilities,
-            fingerprintSubject: (canonical) => fingerprint(canonical).fingerprint,
-          })
-        : undefined;
-      if (stepUp) {
-        const scope = stepUp.scopes.join(" ");
-        return c.json(
-          {
-            jsonrpc: "2.0",
-            error: { code: -32003, message: `Insufficient scope: this call needs ${scope}` },
-            id: stepUp.id,
-          },
-          403,
-          {
-            "WWW-Authenticate": `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}"`,
-          },
-        );
-      }
-      const build = () =>
-        createMcpServer(
-          principal,
-          {
-            db: deps.db,
-            limiter: deps.limiter,
-            logger: deps.logger,
-            fingerprint,
-            now,
-            capabilities: deps.capabilities,
-            embedder: deps.embedder,
-            recallTokenBudget: deps.recallTokenBudget,
-            gate,
-            metrics,
-          },
-          { requestId: c.get("requestId") },
-        );
-      return mcp.serve(c.req.raw, body, build);
-    },
-  );
-
-  // Stateless server: no standalone SSE stream to open and no session to end (MCP transports spec).
-  const notAllowed = () =>
-    new Response(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        error: { code: -32000, message: "Method not allowed" },
-        id: null,
-      }),
-      { status: 405, headers: { Allow: "POST", "Content-Type": "application/json" } },
-    );
-  app.get("/mcp", authenticate, notAllowed);
-  app.delete("/mcp", authenticate, notAllowed);
 
   return app;
 }

@@ -2,11 +2,17 @@ export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./
 export { bearerToken, principalForToken } from "./auth.ts";
 export {
   type ActivationOptions,
+  type Authorization,
+  type AuthorizeMethod,
   activeCapabilities,
+  authorize,
   CAPABILITIES,
   type CapabilityActivation,
+  type CapabilityDeps,
   capabilityActivations,
   composeInstructions,
+  createCapabilities,
+  DEFAULT_RECALL_TOKEN_BUDGET,
   foreignToolsInGuidance,
   INSTRUCTIONS_MAX_CHARS,
   type InactiveReason,

@@ -104,53 +104,8 @@ export function createAppMetrics(options: AppMetricsOptions): AppMetrics {
     });
   }
 
-  const limiter = options.limiter;
-  new Gauge({
-    name: "north_rate_limiter_mode",
-    help: "1 for the limiter answering calls now: redis, or memory (none configured, or the in-process insurance limiter while Redis is unreachable).",
-    labelNames: ["mode"] as const,
-    registers,
-    collect() {
-      const status = limiter.status();
-      const onRedis = status.backend === "redis" && !status.degraded;
-      this.set({ mode: "redis" }, onRedis ? 1 : 0);
-      this.set({ mode: "memory" }, onRedis ? 0 : 1);
-    },
-  });
-  new Gauge({
-    name: "north_rate_limiter_degraded",
-    help: "1 while the configured Redis is unreachable and the in-process insurance limiter answers.",
-    registers,
-    collect() {
-      this.set(limiter.status().degraded ? 1 : 0);
-    },
-  });
-
-  const embedder = options.embedder;
-  if (embedder) {
-    new Gauge({
-      name: "north_embedder_state",
-      help: "1 for the embeddings provider's state: ok, or degraded (recall falls back to full text).",
-      labelNames: ["state"] as const,
-      registers,
-      collect() {
-        const degraded = embedder.status?.().state === "degraded";
-        this.set({ state: "ok" }, degraded ? 0 : 1);
-        this.set({ state: "degraded" }, degraded ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: "north_embedder_failure",
-      help: "1 for the class of the embeddings provider's latest failure while degraded; all 0 when ok.",
-      labelNames: ["class"] as const,
-      registers,
-      collect() {
-        const status = embedder.status?.();
-        const failing = status?.state === "degraded" ? status.class : undefined;
-        for (const name of FAILURE_CLASSES) this.set({ class: name }, name === failing ? 1 : 0);
-      },
-    });
-  }
+  limiterGauges(registers, options.limiter);
+  if (options.embedder) embedderGauges(registers, options.embedder);
 
   new Gauge({
     name: "process_resident_memory_bytes",
@@ -184,6 +139,56 @@ export function createAppMetrics(options: AppMetricsOptions): AppMetrics {
       }
     },
   };
+}
+
+/** The limiter's mode and whether its Redis is unreachable, read at each scrape. */
+function limiterGauges(registers: Registry[], limiter: RateLimiter) {
+  new Gauge({
+    name: "north_rate_limiter_mode",
+    help: "1 for the limiter answering calls now: redis, or memory (none configured, or the in-process insurance limiter while Redis is unreachable).",
+    labelNames: ["mode"] as const,
+    registers,
+    collect() {
+      const status = limiter.status();
+      const onRedis = status.backend === "redis" && !status.degraded;
+      this.set({ mode: "redis" }, onRedis ? 1 : 0);
+      this.set({ mode: "memory" }, onRedis ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: "north_rate_limiter_degraded",
+    help: "1 while the configured Redis is unreachable and the in-process insurance limiter answers.",
+    registers,
+    collect() {
+      this.set(limiter.status().degraded ? 1 : 0);
+    },
+  });
+}
+
+/** The embeddings provider's state and latest failure class, read at each scrape. */
+function embedderGauges(registers: Registry[], embedder: Embedder) {
+  new Gauge({
+    name: "north_embedder_state",
+    help: "1 for the embeddings provider's state: ok, or degraded (recall falls back to full text).",
+    labelNames: ["state"] as const,
+    registers,
+    collect() {
+      const degraded = embedder.status?.().state === "degraded";
+      this.set({ state: "ok" }, degraded ? 0 : 1);
+      this.set({ state: "degraded" }, degraded ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "north_embedder_failure",
+    help: "1 for the class of the embeddings provider's latest failure while degraded; all 0 when ok.",
+    labelNames: ["class"] as const,
+    registers,
+    collect() {
+      const status = embedder.status?.();
+      const failing = status?.state === "degraded" ? status.class : undefined;
+      for (const name of FAILURE_CLASSES) this.set({ class: name }, name === failing ? 1 : 0);
+    },
+  });
 }
 
 /** Who may read `/metrics` (decision 025). */

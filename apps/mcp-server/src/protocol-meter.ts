@@ -3,7 +3,7 @@ import { type Database, recordAudit, withTenant } from "@north/db";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import type { Principal } from "./principal.ts";
-import { rateLimitRefusal } from "./tool-runner.ts";
+import { rateLimitRefusal } from "./refusal.ts";
 import { SERVER_ERROR } from "./unavailable.ts";
 
 /**

@@ -15,23 +15,22 @@ import { StdioServerTransport, serveStdio } from "@modelcontextprotocol/server/s
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { type Database, isDatabaseUnavailable } from "@north/db";
 import { type ZodError, z } from "zod";
-import { activeCapabilities, CAPABILITIES, composeInstructions } from "./capabilities/index.ts";
+import {
+  activeCapabilities,
+  authorize,
+  CAPABILITIES,
+  composeInstructions,
+} from "./capabilities/index.ts";
 import type { RateLimiter } from "./limiter.ts";
 import type { Logger } from "./logger.ts";
 import { describePrompt, describeTool } from "./manifest.ts";
 import type { ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
 import { claimsModernRevision, envelopesModernRevision } from "./protocol-revision.ts";
+import { refusedToolResult, UNAVAILABLE_REFUSAL } from "./refusal.ts";
 import type { TenantGate } from "./tenant-gate.ts";
-import type {
-  Capability,
-  Embedder,
-  Fingerprinter,
-  PromptDefinition,
-  ToolDefinition,
-} from "./tool-definition.ts";
+import type { Capability, Fingerprinter, ToolDefinition, ToolResult } from "./tool-definition.ts";
 import { InternalToolError, runTool } from "./tool-runner.ts";
-import { unavailableToolResult } from "./unavailable.ts";
 
 export const SERVER_INFO = { name: "north", title: "North", version: "0.1.0" };
 
@@ -47,27 +46,21 @@ export interface ServerDeps {
   logger: Logger;
   fingerprint: Fingerprinter;
   now: () => number;
+  /**
+   * The capabilities as the composition root built them (`createCapabilities`, with the
+   * embedder and the recall budget); default {@link CAPABILITIES}.
+   */
   capabilities?: readonly Capability[];
   /**
    * Checked before every tool call when the principal was resolved once for a long-lived
    * connection (stdio): false means the token expired or was revoked since.
    */
   stillAuthorized?: () => Promise<boolean>;
-  embedder?: Embedder;
-  /** Token budget for fenced memory blocks (recall, briefing). */
-  recallTokenBudget?: number;
   /** Per-organisation concurrency shared by every request of this replica (HTTP). */
   gate?: TenantGate;
   /** The app's `/metrics` counters (HTTP); absent (stdio), nothing is counted. */
   metrics?: ToolMetrics;
 }
-
-export const DEFAULT_RECALL_TOKEN_BUDGET = 1_500;
-
-// biome-ignore lint/suspicious/noExplicitAny: any registered tool.
-type AnyTool = ToolDefinition<any, any>;
-// biome-ignore lint/suspicious/noExplicitAny: any registered prompt.
-type AnyPrompt = PromptDefinition<any>;
 
 /** Issue paths and codes only: a zod message never quotes the value, and neither do we. */
 function describeIssues(error: ZodError): string {
@@ -174,13 +167,17 @@ export function createMcpServer(
   deps: ServerDeps,
   request: { requestId?: string; runId?: string } = {},
 ): Server {
-  const capabilities = activeCapabilities(principal, deps.capabilities ?? CAPABILITIES);
-  const tools = new Map<string, AnyTool>(
-    capabilities.flatMap((c) => c.tools).map((t) => [t.name, t]),
-  );
-  const prompts = new Map<string, AnyPrompt>(
-    capabilities.flatMap((c) => c.prompts).map((p) => [p.name, p]),
-  );
+  const all = deps.capabilities ?? CAPABILITIES;
+  const capabilities = activeCapabilities(principal, all);
+  /** The tool or prompt of that name when the principal may use it; else unknown, as it is unlisted. */
+  const allowedTool = (name: string) => {
+    const decision = authorize(principal, "tools/call", name, all);
+    return decision.allowed ? decision.capability.tools.find((t) => t.name === name) : undefined;
+  };
+  const allowedPrompt = (name: string) => {
+    const decision = authorize(principal, "prompts/get", name, all);
+    return decision.allowed ? decision.capability.prompts.find((p) => p.name === name) : undefined;
+  };
   const server = new NorthServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
     instructions: composeInstructions(capabilities),
@@ -194,83 +191,30 @@ export function createMcpServer(
 
   server.setRequestHandler("tools/list", ANY_PARAMS, async (params) => {
     parseParams(cursorParams, params);
-    return { tools: [...tools.values()].map(describeTool) };
+    return { tools: capabilities.flatMap((c) => c.tools).map(describeTool) };
   });
 
   server.setRequestHandler("tools/call", ANY_PARAMS, async (params) => {
     const started = deps.now();
     const call = parseParams(CALL_PARAMS, params);
-    const tool = tools.get(call.name);
+    const tool = allowedTool(call.name);
     if (!tool) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
         `Unknown tool ${nameForError(call.name)}: it does not exist or this token's scopes do not include it.`,
       );
     }
-    if (deps.stillAuthorized) {
-      // stdio re-checks its token before each call; an outage there is the same retryable
-      // NORTH_UNAVAILABLE a call meets in its transaction (decision 022), not an internal error.
-      const authorized = await deps.stillAuthorized().catch((error: unknown) => {
-        if (isDatabaseUnavailable(error)) return "unavailable" as const;
-        throw error;
-      });
-      if (authorized === "unavailable") {
-        deps.metrics?.toolCall(tool.name, "unavailable", (deps.now() - started) / 1000);
-        // The receipt echoes fields of the input (a question id): only once they are valid.
-        const input = tool.inputSchema.safeParse(call.arguments ?? {});
-        return unavailableToolResult(tool, input.success ? input.data : {});
-      }
-      if (!authorized) {
-        throw new ProtocolError(-32001, "Unauthorized: the token expired or was revoked.");
-      }
-    }
-    const requestId = request.requestId ?? randomUUID();
-    const parsed = tool.inputSchema.safeParse(call.arguments ?? {});
-    if (!parsed.success) {
-      deps.metrics?.toolCall(tool.name, "invalid_arguments", (deps.now() - started) / 1000);
-      return {
-        isError: true,
-        content: [
-          {
-            type: "text",
-            text: `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. Nothing was saved.`,
-          },
-        ],
-      };
-    }
-    try {
-      return await runTool(tool, parsed.data, {
-        db: deps.db,
-        limiter: deps.limiter,
-        logger: deps.logger,
-        fingerprint: deps.fingerprint,
-        now: deps.now,
-        principal,
-        requestId,
-        runId: request.runId ?? `request:${requestId}`,
-        embedder: deps.embedder,
-        recallTokenBudget: deps.recallTokenBudget ?? DEFAULT_RECALL_TOKEN_BUDGET,
-        gate: deps.gate,
-        metrics: deps.metrics,
-      });
-    } catch (error) {
-      if (!(error instanceof InternalToolError)) {
-        deps.logger.error({ requestId, tool: tool.name }, "tool runner failed");
-      }
-      // The SDK answers an error without a numeric code as JSON-RPC -32603 with this message,
-      // unprefixed; nothing about the failure itself leaves the process.
-      throw new Error("Internal error");
-    }
+    return callTool(tool, call.arguments, { principal, deps, request, started });
   });
 
   server.setRequestHandler("prompts/list", ANY_PARAMS, async (params) => {
     parseParams(cursorParams, params);
-    return { prompts: [...prompts.values()].map(describePrompt) };
+    return { prompts: capabilities.flatMap((c) => c.prompts).map(describePrompt) };
   });
 
   server.setRequestHandler("prompts/get", ANY_PARAMS, async (params) => {
     const get = parseParams(GET_PARAMS, params);
-    const prompt = prompts.get(get.name);
+    const prompt = allowedPrompt(get.name);
     if (!prompt) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -294,6 +238,84 @@ export function createMcpServer(
   });
 
   return server;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any registered tool; its input is parsed here.
+type AnyTool = ToolDefinition<any, any>;
+
+interface CallContext {
+  principal: Principal;
+  deps: ServerDeps;
+  request: { requestId?: string; runId?: string };
+  /** When the call arrived, on `deps.now`'s clock. */
+  started: number;
+}
+
+/**
+ * A `tools/call` of a tool this principal may call: stdio's token re-check, the input against
+ * the tool's schema, then the central runner. A failure of ours reaches the client as a bare
+ * internal error.
+ */
+async function callTool(
+  tool: AnyTool,
+  args: Record<string, unknown> | undefined,
+  { principal, deps, request, started }: CallContext,
+): Promise<ToolResult> {
+  if (deps.stillAuthorized) {
+    // stdio re-checks its token before each call; an outage there is the same retryable
+    // NORTH_UNAVAILABLE a call meets in its transaction (decision 022), not an internal error.
+    const authorized = await deps.stillAuthorized().catch((error: unknown) => {
+      if (isDatabaseUnavailable(error)) return "unavailable" as const;
+      throw error;
+    });
+    if (authorized === "unavailable") {
+      deps.metrics?.toolCall(tool.name, "unavailable", (deps.now() - started) / 1000);
+      // The receipt echoes fields of the input (a question id): only once they are valid.
+      const input = tool.inputSchema.safeParse(args ?? {});
+      return refusedToolResult(UNAVAILABLE_REFUSAL, {
+        tool,
+        input: input.success ? input.data : {},
+      });
+    }
+    if (!authorized) {
+      throw new ProtocolError(-32001, "Unauthorized: the token expired or was revoked.");
+    }
+  }
+  const requestId = request.requestId ?? randomUUID();
+  const parsed = tool.inputSchema.safeParse(args ?? {});
+  if (!parsed.success) {
+    deps.metrics?.toolCall(tool.name, "invalid_arguments", (deps.now() - started) / 1000);
+    return {
+      isError: true,
+      content: [
+        {
+          type: "text",
+          text: `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. Nothing was saved.`,
+        },
+      ],
+    };
+  }
+  try {
+    return await runTool(tool, parsed.data, {
+      db: deps.db,
+      limiter: deps.limiter,
+      logger: deps.logger,
+      fingerprint: deps.fingerprint,
+      now: deps.now,
+      principal,
+      requestId,
+      runId: request.runId ?? `request:${requestId}`,
+      gate: deps.gate,
+      metrics: deps.metrics,
+    });
+  } catch (error) {
+    if (!(error instanceof InternalToolError)) {
+      deps.logger.error({ requestId, tool: tool.name }, "tool runner failed");
+    }
+    // The SDK answers an error without a numeric code as JSON-RPC -32603 with this message,
+    // unprefixed; nothing about the failure itself leaves the process.
+    throw new Error("Internal error");
+  }
 }
 
 /** Builds the server for one request (HTTP) or one connection (stdio), whichever era it speaks. */

@@ -1,5 +1,5 @@
 import { type Database, withTenant } from "@north/db";
-import { activeCapabilities, CAPABILITIES } from "./capabilities/index.ts";
+import { authorize, CAPABILITIES } from "./capabilities/index.ts";
 import type { Principal, Scope } from "./principal.ts";
 import type { Capability } from "./tool-definition.ts";
 
@@ -22,9 +22,7 @@ export async function stepUpScopes(
   body: unknown,
   options: StepUpOptions,
 ): Promise<{ scopes: readonly string[]; id: unknown } | undefined> {
-  const tools = activeCapabilities(principal, options.capabilities ?? CAPABILITIES).flatMap(
-    (capability) => capability.tools,
-  );
+  const all = options.capabilities ?? CAPABILITIES;
   const calls = (Array.isArray(body) ? body : [body]).flatMap((message) => {
     if (!message || typeof message !== "object") return [];
     const { method, params, id } = message as {
@@ -33,7 +31,12 @@ export async function stepUpScopes(
       id?: unknown;
     };
     if (method !== "tools/call") return [];
-    const tool = tools.find((candidate) => candidate.name === params?.name);
+    if (typeof params?.name !== "string") return [];
+    const name = params.name;
+    const decision = authorize(principal, "tools/call", name, all);
+    const tool = decision.allowed
+      ? decision.capability.tools.find((candidate) => candidate.name === name)
+      : undefined;
     if (!tool?.stepUp) return [];
     // Input the tool would refuse gets the tool's own answer, not a step-up.
     const input = tool.inputSchema.safeParse(params?.arguments ?? {});

@@ -56,10 +56,6 @@ export interface ToolContext {
   logger: Logger;
   /** Keyed fingerprint (hex) of a subject's canonical text; the same key as the ledger's. */
   fingerprintSubject: (canonical: string) => string;
-  /** Configured embedder, if any: recall is then semantic. */
-  embedder?: Embedder;
-  /** Token budget for fenced memory blocks. */
-  recallTokenBudget: number;
 }
 
 /** What a tool's {@link ToolDefinition.stepUp} may look at: the caller, and their tenant. */
@@ -96,11 +92,11 @@ export interface EmbedderStatus {
 }
 
 /**
- * What the runner says when it refuses a call before the tool could run: the limiter
- * (`NORTH_RATE_LIMITED`) or an unreachable database (`NORTH_UNAVAILABLE`). Both ask the caller
- * to wait `retry_after_s` and send the same call again; a tool only shapes it into its receipt.
+ * A refusal that asks the caller to wait `retry_after_s` and send the same call again: the
+ * limiter's (`NORTH_RATE_LIMITED`) or an unreachable database's (`NORTH_UNAVAILABLE`). Built in
+ * refusal.ts; a tool only shapes it into its receipt.
  */
-export interface RateLimitRefusal {
+export interface RetryRefusal {
   code: "NORTH_RATE_LIMITED" | "NORTH_UNAVAILABLE";
   message: string;
   retry_after_s: number;
@@ -125,7 +121,7 @@ export interface ToolDefinition<
    * unavailable), when the tool's output schema has one; otherwise the refusal is a text-only
    * error.
    */
-  rateLimitedReceipt?: (input: z.output<Input>, refusal: RateLimitRefusal) => z.output<Output>;
+  refusalReceipt?: (input: z.output<Input>, refusal: RetryRefusal) => z.output<Output>;
   /** The id or subject a call names, for the audit row of a call refused by the limiter. */
   auditTarget?: (input: z.output<Input>) => string | undefined;
   /**

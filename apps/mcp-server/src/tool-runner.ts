@@ -14,16 +14,14 @@ import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import type { ToolCallOutcome, ToolMetrics } from "./metrics.ts";
 import type { Principal } from "./principal.ts";
+import {
+  rateLimitRefusal,
+  refusedToolResult,
+  TIMEOUT_REFUSAL,
+  UNAVAILABLE_REFUSAL,
+} from "./refusal.ts";
 import type { TenantGate } from "./tenant-gate.ts";
-import type {
-  Embedder,
-  Fingerprinter,
-  RateLimitRefusal,
-  ToolDefinition,
-  ToolOutcome,
-  ToolResult,
-} from "./tool-definition.ts";
-import { unavailableToolResult } from "./unavailable.ts";
+import type { Fingerprinter, ToolDefinition, ToolOutcome, ToolResult } from "./tool-definition.ts";
 
 export interface RunContext {
   db: Database;
@@ -34,8 +32,6 @@ export interface RunContext {
   principal: Principal;
   requestId: string;
   runId: string;
-  embedder?: Embedder;
-  recallTokenBudget: number;
   /** Per-organisation concurrency on this replica; absent (stdio), no gate. */
   gate?: TenantGate;
   /** Counts calls, latencies and pool use for `/metrics`; absent (stdio), nothing is counted. */
@@ -85,7 +81,7 @@ export async function runTool(
       },
       "tool call refused: the database is unavailable",
     );
-    return unavailableToolResult(tool, input);
+    return refusedToolResult(UNAVAILABLE_REFUSAL, { tool, input });
   } finally {
     ctx.metrics?.toolCall(tool.name, outcome, (ctx.now() - started) / 1000);
   }
@@ -158,7 +154,8 @@ async function runAudited(
     const target = tool.auditTarget?.(input);
     await auditOnly(audit("rate_limited", target));
     log("rate_limited");
-    return { result: rateLimited(tool, input, retryAfterS), outcome: "rate_limited" as const };
+    const result = refusedToolResult(rateLimitRefusal(retryAfterS), { tool, input });
+    return { result, outcome: "rate_limited" as const };
   };
 
   const decision = await ctx.limiter.consume(principal, tool.kind);
@@ -177,8 +174,6 @@ async function runAudited(
             runId: ctx.runId,
             logger: ctx.logger,
             fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
-            embedder: ctx.embedder,
-            recallTokenBudget: ctx.recallTokenBudget,
           }),
         (result) =>
           audit(
@@ -207,7 +202,7 @@ async function runAudited(
     );
     // A statement timeout is the caller's call being too expensive, not a server fault: the
     // transaction rolled back, so say so and what to do, as a typed refusal.
-    if (timedOut) return { result: timeoutRefusal(), outcome: "timeout" };
+    if (timedOut) return { result: refusedToolResult(TIMEOUT_REFUSAL), outcome: "timeout" };
     throw new InternalToolError();
   }
   log(outcome.audit.outcome);
@@ -223,43 +218,5 @@ async function runAudited(
   };
 }
 
-/**
- * What a caller over one of its budgets is told, wherever North meters (a tool call's read or
- * write budget, the protocol budget of every JSON-RPC message): one code and one sentence.
- */
-export function rateLimitRefusal(retryAfterS: number): RateLimitRefusal {
-  return {
-    code: "NORTH_RATE_LIMITED",
-    message: `Too many calls in a short time; nothing was done. Wait ${retryAfterS} s, then send the same call again.`,
-    retry_after_s: retryAfterS,
-  };
-}
-
-function rateLimited(
-  // biome-ignore lint/suspicious/noExplicitAny: as above.
-  tool: ToolDefinition<any, any>,
-  input: z.output<z.ZodObject>,
-  retryAfterS: number,
-): ToolResult {
-  const refusal = rateLimitRefusal(retryAfterS);
-  const content = [
-    { type: "text" as const, text: `rejected: ${refusal.code}. ${refusal.message}` },
-  ];
-  if (!tool.rateLimitedReceipt) return { isError: true, content };
-  return { isError: true, content, structuredContent: tool.rateLimitedReceipt(input, refusal) };
-}
-
 /** SQLSTATE 57014: the statement was cancelled, here by `statement_timeout`. */
 const QUERY_CANCELED = "57014";
-
-function timeoutRefusal(): ToolResult {
-  return {
-    isError: true,
-    content: [
-      {
-        type: "text",
-        text: "rejected: NORTH_TIMEOUT. The call took longer than the server allows and was cancelled; nothing was saved or changed. Narrow it (fewer, more distinctive search words, a subject) or try again shortly.",
-      },
-    ],
-  };
-}

@@ -1,57 +1,33 @@
 import type { Context } from "hono";
 import { CAPABILITIES } from "./capabilities/index.ts";
 import { claimsModernRevision } from "./protocol-revision.ts";
-import type {
-  Capability,
-  RateLimitRefusal,
-  ToolDefinition,
-  ToolResult,
-} from "./tool-definition.ts";
+import {
+  refusedToolResult,
+  UNAVAILABLE_CODE,
+  UNAVAILABLE_MESSAGE,
+  UNAVAILABLE_REFUSAL,
+  UNAVAILABLE_RETRY_AFTER_S,
+} from "./refusal.ts";
+import type { Capability, ToolResult } from "./tool-definition.ts";
 
 /**
- * What a caller is told while PostgreSQL cannot be reached (decision 022): a retryable refusal
- * with the code `NORTH_UNAVAILABLE`, never an internal error. The tool runner answers it for a
- * call whose transaction met the outage; the HTTP layer for a request whose token could not be
- * checked because of it.
+ * What a request is answered while PostgreSQL cannot be reached (decision 022): a retryable
+ * refusal with the code `NORTH_UNAVAILABLE`, never an internal error. The tool runner answers it
+ * (refusal.ts) for a call whose transaction met the outage; this file, the HTTP layer's answer
+ * for a request whose token could not be checked because of it.
  */
-
-export const UNAVAILABLE_CODE = "NORTH_UNAVAILABLE";
-/** Seconds a caller should wait before sending the same call again. */
-export const UNAVAILABLE_RETRY_AFTER_S = 1;
-export const UNAVAILABLE_MESSAGE =
-  "The database is unavailable, so the call could not be completed. Try again shortly with the same call; sending it again is safe.";
 
 /** JSON-RPC's implementation-defined server error range starts here; MCP reserves none of it. */
 export const SERVER_ERROR = -32000;
-
-/**
- * The refusal as a tool result, with the tool's own refusal receipt when it has one (built as
- * for a rate-limited call: `rejected`, the code, the message, `retry_after_s`).
- */
-export function unavailableToolResult(
-  // biome-ignore lint/suspicious/noExplicitAny: any registered tool; input was parsed with its own schema.
-  tool?: ToolDefinition<any, any>,
-  input?: unknown,
-): ToolResult {
-  const refusal: RateLimitRefusal = {
-    code: UNAVAILABLE_CODE,
-    message: UNAVAILABLE_MESSAGE,
-    retry_after_s: UNAVAILABLE_RETRY_AFTER_S,
-  };
-  const structured = tool?.rateLimitedReceipt?.(input, refusal);
-  return {
-    isError: true,
-    content: [{ type: "text", text: `rejected: ${UNAVAILABLE_CODE}. ${UNAVAILABLE_MESSAGE}` }],
-    ...(structured === undefined ? {} : { structuredContent: structured }),
-  };
-}
 
 /** The refusal for a `tools/call` whose principal could not be resolved: the named tool's own. */
 function refusalForCall(params: unknown, capabilities: readonly Capability[]): ToolResult {
   const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
   const tool = capabilities.flatMap((c) => c.tools).find((t) => t.name === name);
   const parsed = tool?.inputSchema.safeParse(args ?? {});
-  return parsed?.success ? unavailableToolResult(tool, parsed.data) : unavailableToolResult();
+  return tool && parsed?.success
+    ? refusedToolResult(UNAVAILABLE_REFUSAL, { tool, input: parsed.data })
+    : refusedToolResult(UNAVAILABLE_REFUSAL);
 }
 
 /**

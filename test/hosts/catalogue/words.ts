@@ -75,8 +75,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: { file: WORDS, name: `${DESCRIPTIONS} every tool has its rules listed here` },
     mutation: {
       file: MEMORY,
-      find: "tools: [briefingTool, recallTool, heldTool],",
-      replace: "tools: [briefingTool, recallTool],",
+      find: "tools: [createBriefingTool(deps), createRecallTool(deps), heldTool],",
+      replace: "tools: [createBriefingTool(deps), createRecallTool(deps)],",
       why: "a tool set that no longer matches the rules checked (here: held dropped)",
     },
   },

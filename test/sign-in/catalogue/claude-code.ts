@@ -83,9 +83,9 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: PROTOCOL,
       why: "the authorization-server metadata stops offering metadata documents (Claude Code falls back to DCR)",
-      find: "    document.scopes_supported = [...SCOPES];",
+      find: "  document.scopes_supported = [...SCOPES];",
       replace:
-        "    document.scopes_supported = [...SCOPES]; document.client_id_metadata_document_supported = false;",
+        "  document.scopes_supported = [...SCOPES]; document.client_id_metadata_document_supported = false;",
     },
   },
   {
@@ -129,8 +129,8 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: AUTHORIZATION_SERVER,
       why: "the refresh-token grant is switched off",
-      find: '        grantTypes: ["authorization_code", "refresh_token"],',
-      replace: '        grantTypes: ["authorization_code"],',
+      find: '    grantTypes: ["authorization_code", "refresh_token"],',
+      replace: '    grantTypes: ["authorization_code"],',
     },
   },
   {

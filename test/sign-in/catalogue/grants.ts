@@ -45,7 +45,7 @@ const boundary = (describe: string, title: string): Check => ({
 const EARLIER = "a token of an earlier grant cannot end the member's current one";
 const earlierGrantTaken = {
   file: TOKENS,
-  find: "if (spent && !(await ofCurrentGrant(spent))) {",
+  find: "if (spent && !(await ofCurrentGrant(deps, spent))) {",
   replace: "if (false) {",
   why: "a token of an ended grant reaches the library, which revokes the member's current tokens",
 };
@@ -103,7 +103,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: check(ENDS, "refresh rotation never carries a grant past 30 days from its consent"),
     mutation: {
       file: TOKENS,
-      find: "if (response.ok) await clipToGrant(response, row);",
+      find: "if (response.ok) await clipToGrant(deps, response, row);",
       replace: "",
       why: "each rotation keeps the library's fresh 30-day refresh token",
     },
@@ -304,7 +304,7 @@ export const MUTATIONS: readonly Entry[] = [
       also: [
         {
           file: TOKENS,
-          find: "    if (!(await ofCurrentGrant(row))) return;",
+          find: "  if (!(await ofCurrentGrant(deps, row))) return;",
           replace: "",
         },
       ],
@@ -320,7 +320,7 @@ export const MUTATIONS: readonly Entry[] = [
       also: [
         {
           file: TOKENS,
-          find: "    if (!(await ofCurrentGrant(row))) return;",
+          find: "  if (!(await ofCurrentGrant(deps, row))) return;",
           replace: "",
         },
       ],

@@ -7,7 +7,8 @@ const METER = "apps/mcp-server/src/protocol-meter.ts";
 const LIMITER = "apps/mcp-server/src/limiter.ts";
 const RUNNER = "apps/mcp-server/src/tool-runner.ts";
 const SERVE = "apps/mcp-server/src/cli/serve.ts";
-const APP = "apps/mcp-server/src/app.ts";
+const MCP_ROUTES = "apps/mcp-server/src/routes/mcp.ts";
+const MANIFEST_ROUTES = "apps/mcp-server/src/routes/manifest.ts";
 
 const BUDGET = "every JSON-RPC message counts against a per-principal protocol budget";
 /** The points one POST /mcp body is charged. */
@@ -35,10 +36,10 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${BUDGET} counts single tools/list requests one by one, and answers the one over with its id`,
     },
     mutation: {
-      file: APP,
-      find: 'const refused = await meterPost(body, principal, c.get("requestId"), deps);',
+      file: MCP_ROUTES,
+      find: 'const refused = await meterPost(body, principal, c.get("requestId"), options);',
       replace:
-        'const refused = Array.isArray(body)\n        ? await meterPost(body, principal, c.get("requestId"), deps)\n        : undefined;',
+        'const refused = Array.isArray(body)\n      ? await meterPost(body, principal, c.get("requestId"), options)\n      : undefined;',
       why: "meter batches only, as if a single message were cheap enough",
     },
   },
@@ -60,8 +61,8 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${BUDGET} counts a body that does not parse as one message`,
     },
     mutation: {
-      file: APP,
-      find: 'const refused = await meterPost(null, principal, c.get("requestId"), deps);\n        if (refused) return refused;\n',
+      file: MCP_ROUTES,
+      find: 'const refused = await meterPost(null, principal, c.get("requestId"), options);\n      if (refused) return refused;\n',
       replace: "",
       why: "answer an unparseable body 400 without charging it",
     },
@@ -72,9 +73,9 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${BUDGET} counts GET /manifest, which carries the tool list, in the same budget`,
     },
     mutation: {
-      file: APP,
-      find: "      if (refused) return refused;\n      const embedder",
-      replace: "      const embedder",
+      file: MANIFEST_ROUTES,
+      find: "    if (refused) return refused;\n    const embedder",
+      replace: "    const embedder",
       why: "serve the manifest unmetered: it is not JSON-RPC",
     },
   },

@@ -75,7 +75,7 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: TOKENS,
-      find: 'if (redeemed && response.status === 400) await revokeFor(redeemed, "code_reuse");',
+      find: 'if (redeemed && response.status === 400) await revokeFor(deps, redeemed, "code_reuse");',
       replace: "",
       why: "a replayed code is refused but the grant it opened lives on",
     },
@@ -85,8 +85,15 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: TOKENS,
       find: ".where(eq(ast.oauthRefreshToken.authorizationCodeId, storedTokenHash(code)))",
-      replace: '.where(eq(ast.oauthRefreshToken.clientId, String(form?.get("client_id"))))',
+      replace: ".where(eq(ast.oauthRefreshToken.clientId, code))",
       why: "any refused code revokes the client's grant, guessed from the client instead of the code",
+      also: [
+        {
+          file: TOKENS,
+          find: "await redeemedCodeRow(deps, code)",
+          replace: 'await redeemedCodeRow(deps, String(form?.get("client_id")))',
+        },
+      ],
     },
   },
 ];

@@ -10,6 +10,7 @@ import {
 import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
 import { buildMcpApp } from "../app.ts";
 import { principalForToken } from "../auth.ts";
+import { createCapabilities } from "../capabilities/index.ts";
 import { localBaseUrl, type NorthConfig, publicBaseUrl } from "../config.ts";
 import {
   createEmbeddingsProvider,
@@ -146,6 +147,37 @@ function closingSteps(
   ];
 }
 
+/** An external authorization server (`NORTH_OAUTH_ISSUER`), when one is configured (SPEC §3). */
+function externalOAuth(config: NorthConfig): OAuthOptions | undefined {
+  if (!config.NORTH_OAUTH_ISSUER) return undefined;
+  if (!config.NORTH_RESOURCE_URL) {
+    throw new CliError(
+      "NORTH_RESOURCE_URL is not set: OAuth mode needs this server's public MCP URL",
+    );
+  }
+  return {
+    issuer: config.NORTH_OAUTH_ISSUER,
+    jwksUrl: config.NORTH_OAUTH_JWKS_URL,
+    resourceUrl: config.NORTH_RESOURCE_URL,
+    organizationClaim: config.NORTH_OAUTH_ORG_CLAIM,
+    userClaim: config.NORTH_OAUTH_USER_CLAIM,
+  };
+}
+
+/**
+ * The Host names to answer to: `NORTH_ALLOWED_HOSTS`, or the loopback names, the bound host
+ * (unless a wildcard) and the public URL's host.
+ */
+function allowedHostsFor(config: NorthConfig, host: string): readonly string[] {
+  return (
+    config.NORTH_ALLOWED_HOSTS ?? [
+      ...LOOPBACK_HOSTS,
+      ...(host === "0.0.0.0" || host === "::" ? [] : [host]),
+      ...(config.NORTH_PUBLIC_URL ? [new URL(config.NORTH_PUBLIC_URL).hostname] : []),
+    ]
+  );
+}
+
 /**
  * `north serve` (and the serving half of `bun run start`): HTTP on the app login role. Returns
  * the URL once listening.
@@ -157,21 +189,7 @@ export async function serveHttp(
 ) {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
   survivingLateSocketErrors(logger);
-  let external: OAuthOptions | undefined;
-  if (config.NORTH_OAUTH_ISSUER) {
-    if (!config.NORTH_RESOURCE_URL) {
-      throw new CliError(
-        "NORTH_RESOURCE_URL is not set: OAuth mode needs this server's public MCP URL",
-      );
-    }
-    external = {
-      issuer: config.NORTH_OAUTH_ISSUER,
-      jwksUrl: config.NORTH_OAUTH_JWKS_URL,
-      resourceUrl: config.NORTH_RESOURCE_URL,
-      organizationClaim: config.NORTH_OAUTH_ORG_CLAIM,
-      userClaim: config.NORTH_OAUTH_USER_CLAIM,
-    };
-  }
+  const external = externalOAuth(config);
   const embedder = embedderFor(config, logger);
   const runtime = await openApp(config);
   const { secretKey } = runtime;
@@ -200,11 +218,7 @@ export async function serveHttp(
           }),
       });
   const oauth = external ?? signIn?.oauth;
-  const allowedHosts = config.NORTH_ALLOWED_HOSTS ?? [
-    ...LOOPBACK_HOSTS,
-    ...(host === "0.0.0.0" || host === "::" ? [] : [host]),
-    ...(config.NORTH_PUBLIC_URL ? [new URL(config.NORTH_PUBLIC_URL).hostname] : []),
-  ];
+  const allowedHosts = allowedHostsFor(config, host);
   const app = buildMcpApp({
     db: runtime.app.db,
     resolvePrincipal: createAuthResolver(runtime.app.db, oauth),
@@ -292,6 +306,12 @@ export async function serveStdio(config: NorthConfig) {
   }
   const limiter = limiterFor(config, logger);
   const runId = `stdio:${randomUUID()}`;
+  // The composition root of stdio: each capability built once, with what it needs.
+  const capabilities = createCapabilities({
+    embedder,
+    recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
+  });
+  const fingerprint = createFingerprinter(runtime.auditKey);
   const build = () =>
     createMcpServer(
       principal,
@@ -299,11 +319,10 @@ export async function serveStdio(config: NorthConfig) {
         db: runtime.app.db,
         limiter,
         logger,
-        fingerprint: createFingerprinter(runtime.auditKey),
+        fingerprint,
         now: () => performance.now(),
+        capabilities,
         stillAuthorized: async () => (await principalForToken(runtime.app.db, token)) !== null,
-        embedder,
-        recallTokenBudget: config.NORTH_RECALL_TOKEN_BUDGET,
       },
       { runId },
     );

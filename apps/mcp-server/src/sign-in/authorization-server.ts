@@ -94,6 +94,44 @@ const establishSession = () =>
   }) satisfies BetterAuthPlugin;
 
 /**
+ * The OAuth provider as `@better-auth/mcp` configures it for North's resource: its scopes, grant
+ * types and lifetimes, open registration, and the claims North adds to each access token.
+ */
+function mcpProvider(db: Database, resource: string) {
+  return mcp({
+    resource,
+    loginPage: SIGN_IN_PATH,
+    consentPage: CONSENT_PATH,
+    scopes: [...AS_SCOPES],
+    grantTypes: ["authorization_code", "refresh_token"],
+    accessTokenExpiresIn: ACCESS_TOKEN_TTL_S,
+    refreshTokenExpiresIn: REFRESH_TOKEN_TTL_S,
+    refreshTokenReuseInterval: REFRESH_REUSE_GRACE_S,
+    allowDynamicClientRegistration: true,
+    allowUnauthenticatedClientRegistration: true,
+    clientRegistrationDefaultScopes: [...AS_SCOPES],
+    // The member's organisation beside `sub` (their user id) and `scope` (SPEC §3a).
+    customAccessTokenClaims: async ({ user }) => {
+      const member = user ? await activeMemberForUser(db, user.id) : null;
+      return member ? { north_org: member.organizationId } : {};
+    },
+    // The grant the token is issued under (decision 029): the resource server accepts it only
+    // while that very grant holds, so tokens of a grant revoked before a re-consent stay dead.
+    extensions: [
+      {
+        claims: {
+          accessToken: async ({ user, client }: GrantClaimInput) => {
+            const grant =
+              user && client ? await currentGrantId(db, user.id, client.clientId) : null;
+            return grant ? { [GRANT_CLAIM]: grant } : {};
+          },
+        },
+      },
+    ],
+  });
+}
+
+/**
  * North's OAuth 2.1 authorization server (SPEC §3a), on better-auth's OAuth provider as
  * configured for MCP by `@better-auth/mcp`, with Client ID Metadata Documents from
  * `@better-auth/cimd` and JWT access tokens from better-auth's `jwt` plugin. North supplies the
@@ -133,39 +171,7 @@ export function createAuthorizationServer(options: AuthorizationServerOptions) {
         jwt: { issuer, expirationTime: `${ACCESS_TOKEN_TTL_S}s` },
         disableSettingJwtHeader: true,
       }),
-      mcp({
-        resource,
-        loginPage: SIGN_IN_PATH,
-        consentPage: CONSENT_PATH,
-        scopes: [...AS_SCOPES],
-        grantTypes: ["authorization_code", "refresh_token"],
-        accessTokenExpiresIn: ACCESS_TOKEN_TTL_S,
-        refreshTokenExpiresIn: REFRESH_TOKEN_TTL_S,
-        refreshTokenReuseInterval: REFRESH_REUSE_GRACE_S,
-        allowDynamicClientRegistration: true,
-        allowUnauthenticatedClientRegistration: true,
-        clientRegistrationDefaultScopes: [...AS_SCOPES],
-        // The member's organisation beside `sub` (their user id) and `scope` (SPEC §3a).
-        customAccessTokenClaims: async ({ user }) => {
-          const member = user ? await activeMemberForUser(options.db, user.id) : null;
-          return member ? { north_org: member.organizationId } : {};
-        },
-        // The grant the token is issued under (decision 029): the resource server accepts it only
-        // while that very grant holds, so tokens of a grant revoked before a re-consent stay dead.
-        extensions: [
-          {
-            claims: {
-              accessToken: async ({ user, client }: GrantClaimInput) => {
-                const grant =
-                  user && client
-                    ? await currentGrantId(options.db, user.id, client.clientId)
-                    : null;
-                return grant ? { [GRANT_CLAIM]: grant } : {};
-              },
-            },
-          },
-        ],
-      }),
+      mcpProvider(options.db, resource),
       cimd({
         fetchClientMetadataResource: options.fetchClientMetadata,
         metadataProfile: "mcp-2026-07-28",

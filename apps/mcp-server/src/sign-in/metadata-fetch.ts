@@ -315,6 +315,108 @@ function responseHeaders(res: IncomingMessage): Headers {
   return headers;
 }
 
+/** Resolve once; every answer must be acceptable; the first one is pinned. */
+async function pinAddress(
+  target: Target,
+  lookup: NonNullable<MetadataFetchOptions["lookup"]>,
+  acceptable: (ip: string) => boolean,
+): Promise<string> {
+  if (target.literalIp) {
+    if (!acceptable(target.hostname)) throw new MetadataFetchError("special_address");
+    return target.hostname;
+  }
+  let answers: ResolvedAddress[];
+  try {
+    answers = await lookup(target.hostname);
+  } catch {
+    throw new MetadataFetchError("dns_failure");
+  }
+  const first = answers[0];
+  if (first === undefined) throw new MetadataFetchError("dns_failure");
+  if (!answers.every((answer) => acceptable(answer.address))) {
+    throw new MetadataFetchError("special_address");
+  }
+  return first.address;
+}
+
+/**
+ * One GET over TLS to the pinned address (SNI and certificate identity stay the hostname): a
+ * redirect, a body that is not JSON or over `maxBytes`, or a network failure is an error.
+ */
+function exchange(
+  target: Target,
+  pinned: string,
+  stop: AbortSignal,
+  { maxBytes, tlsCa }: { maxBytes: number; tlsCa: MetadataFetchOptions["tlsCa"] },
+): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    let settled = false;
+    const finish = (outcome: Response | MetadataFetchError): void => {
+      if (settled) return;
+      settled = true;
+      stop.removeEventListener("abort", onStop);
+      // The body, if any, is already in memory: the socket is never reused.
+      req.destroy();
+      if (outcome instanceof Response) resolve(outcome);
+      else reject(outcome);
+    };
+    const onStop = (): void => finish(stop.reason as MetadataFetchError);
+
+    const req = httpsRequest({
+      host: pinned,
+      port: target.url.port === "" ? 443 : Number(target.url.port),
+      path: `${target.url.pathname}${target.url.search}`,
+      method: "GET",
+      headers: target.headers,
+      agent: false,
+      // SNI and certificate identity stay the hostname, never the pinned IP.
+      servername: target.literalIp ? undefined : target.hostname,
+      ...(tlsCa === undefined ? {} : { ca: tlsCa }),
+    });
+    req.on("error", () => finish(new MetadataFetchError("network")));
+    req.on("response", (res) => {
+      res.on("error", () => finish(new MetadataFetchError("network")));
+      res.on("aborted", () => finish(new MetadataFetchError("network")));
+      const status = res.statusCode ?? 0;
+      if (status === 304 && target.conditional) {
+        // "Not Modified" answers the caller's own validators; it is not a redirect.
+        finish(new Response(null, { status, headers: responseHeaders(res) }));
+        return;
+      }
+      if (status >= 300 && status < 400) return finish(new MetadataFetchError("redirect"));
+      if (status < 200 || status > 599) return finish(new MetadataFetchError("unexpected_status"));
+      if (status >= 400 || NULL_BODY_STATUSES.has(status)) {
+        // Only the status matters to the caller; an error body is never read.
+        finish(new Response(null, { status, headers: responseHeaders(res) }));
+        return;
+      }
+      if (!JSON_CONTENT_TYPE.test(res.headers["content-type"] ?? "")) {
+        return finish(new MetadataFetchError("not_json"));
+      }
+      const declared = Number(res.headers["content-length"]);
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        return finish(new MetadataFetchError("too_large"));
+      }
+      const chunks: Buffer[] = [];
+      let received = 0;
+      res.on("data", (chunk: Buffer) => {
+        received += chunk.byteLength;
+        if (received > maxBytes) return finish(new MetadataFetchError("too_large"));
+        chunks.push(chunk);
+      });
+      res.on("end", () => {
+        if (settled) return;
+        const body = new Uint8Array(Buffer.concat(chunks, received));
+        finish(new Response(body, { status, headers: responseHeaders(res) }));
+      });
+    });
+
+    if (stop.aborted) onStop();
+    else stop.addEventListener("abort", onStop, { once: true });
+    req.end();
+  });
+}
+
 export function createMetadataFetch(options: MetadataFetchOptions = {}): MetadataFetch {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -324,96 +426,6 @@ export function createMetadataFetch(options: MetadataFetchOptions = {}): Metadat
 
   const acceptable = (ip: string): boolean =>
     isPublicUnicastAddress(ip) || allowAddress?.(ip) === true;
-
-  /** Resolve once; every answer must be acceptable; the first one is pinned. */
-  async function pinAddress(target: Target): Promise<string> {
-    if (target.literalIp) {
-      if (!acceptable(target.hostname)) throw new MetadataFetchError("special_address");
-      return target.hostname;
-    }
-    let answers: ResolvedAddress[];
-    try {
-      answers = await lookup(target.hostname);
-    } catch {
-      throw new MetadataFetchError("dns_failure");
-    }
-    const first = answers[0];
-    if (first === undefined) throw new MetadataFetchError("dns_failure");
-    if (!answers.every((answer) => acceptable(answer.address))) {
-      throw new MetadataFetchError("special_address");
-    }
-    return first.address;
-  }
-
-  function exchange(target: Target, pinned: string, stop: AbortSignal): Promise<Response> {
-    return new Promise<Response>((resolve, reject) => {
-      let settled = false;
-      const finish = (outcome: Response | MetadataFetchError): void => {
-        if (settled) return;
-        settled = true;
-        stop.removeEventListener("abort", onStop);
-        // The body, if any, is already in memory: the socket is never reused.
-        req.destroy();
-        if (outcome instanceof Response) resolve(outcome);
-        else reject(outcome);
-      };
-      const onStop = (): void => finish(stop.reason as MetadataFetchError);
-
-      const req = httpsRequest({
-        host: pinned,
-        port: target.url.port === "" ? 443 : Number(target.url.port),
-        path: `${target.url.pathname}${target.url.search}`,
-        method: "GET",
-        headers: target.headers,
-        agent: false,
-        // SNI and certificate identity stay the hostname, never the pinned IP.
-        servername: target.literalIp ? undefined : target.hostname,
-        ...(tlsCa === undefined ? {} : { ca: tlsCa }),
-      });
-      req.on("error", () => finish(new MetadataFetchError("network")));
-      req.on("response", (res) => {
-        res.on("error", () => finish(new MetadataFetchError("network")));
-        res.on("aborted", () => finish(new MetadataFetchError("network")));
-        const status = res.statusCode ?? 0;
-        if (status === 304 && target.conditional) {
-          // "Not Modified" answers the caller's own validators; it is not a redirect.
-          finish(new Response(null, { status, headers: responseHeaders(res) }));
-          return;
-        }
-        if (status >= 300 && status < 400) return finish(new MetadataFetchError("redirect"));
-        if (status < 200 || status > 599)
-          return finish(new MetadataFetchError("unexpected_status"));
-        if (status >= 400 || NULL_BODY_STATUSES.has(status)) {
-          // Only the status matters to the caller; an error body is never read.
-          finish(new Response(null, { status, headers: responseHeaders(res) }));
-          return;
-        }
-        if (!JSON_CONTENT_TYPE.test(res.headers["content-type"] ?? "")) {
-          return finish(new MetadataFetchError("not_json"));
-        }
-        const declared = Number(res.headers["content-length"]);
-        if (Number.isFinite(declared) && declared > maxBytes) {
-          return finish(new MetadataFetchError("too_large"));
-        }
-        const chunks: Buffer[] = [];
-        let received = 0;
-        res.on("data", (chunk: Buffer) => {
-          received += chunk.byteLength;
-          if (received > maxBytes) return finish(new MetadataFetchError("too_large"));
-          chunks.push(chunk);
-        });
-        res.on("end", () => {
-          if (settled) return;
-          const body = new Uint8Array(Buffer.concat(chunks, received));
-          finish(new Response(body, { status, headers: responseHeaders(res) }));
-        });
-      });
-
-      if (stop.aborted) onStop();
-      else stop.addEventListener("abort", onStop, { once: true });
-      req.end();
-    });
-  }
 
   const fetchOnce: MetadataFetch = async (input, init) => {
     const target = parseTarget(input, init);
@@ -429,8 +441,8 @@ export function createMetadataFetch(options: MetadataFetchOptions = {}): Metadat
     });
     stopped.catch(() => {});
     try {
-      const pinned = await Promise.race([pinAddress(target), stopped]);
-      return await exchange(target, pinned, stopper.signal);
+      const pinned = await Promise.race([pinAddress(target, lookup, acceptable), stopped]);
+      return await exchange(target, pinned, stopper.signal, { maxBytes, tlsCa });
     } finally {
       clearTimeout(timer);
       callerSignal?.removeEventListener("abort", onCallerAbort);

@@ -118,6 +118,51 @@ export const isClientId = (value: string | null | undefined): value is string =>
   !/[\u0000-\u001f\u007f]/.test(value);
 
 /**
+ * The library's RFC 8414 document, trimmed to what North serves: the four scopes (North adds
+ * offline_access itself, so no client needs to ask for it) and North's client authentication.
+ */
+async function trimmedMetadata(as: AuthorizationServer, request: Request): Promise<Response> {
+  const response = await as.metadata(request);
+  if (!response.ok) return response;
+  const library = (await response.json()) as Record<string, unknown>;
+  const document = Object.fromEntries(
+    Object.entries(library).filter(([key]) => ADVERTISED.has(key)),
+  );
+  document.scopes_supported = [...SCOPES];
+  document.token_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
+  document.revocation_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return new Response(JSON.stringify(document), { status: 200, headers });
+}
+
+/**
+ * What is wrong with an authorization request before the library sees it: PKCE S256 and
+ * RFC 8707 `resource` are required, and a client id North may look up. Null: nothing.
+ */
+function authorizeProblem(params: URLSearchParams, resource: string): string | null {
+  return params.get("code_challenge_method") !== "S256" || !params.get("code_challenge")
+    ? "PKCE with S256 is required (code_challenge and code_challenge_method=S256)."
+    : params.getAll("resource").length !== 1 || params.get("resource") !== resource
+      ? `The resource parameter must be ${resource}.`
+      : !isClientId(params.get("client_id"))
+        ? "The client_id parameter is missing or not a client id."
+        : null;
+}
+
+/**
+ * Whether the member's current grant to the client is live and was opened the way this
+ * browser session signed in (the same method; for a pasted token, the same token and cap).
+ */
+async function grantHolds(db: Database, signedIn: SignedIn, clientId: string): Promise<boolean> {
+  if (!clientId || !(await resolveOAuthGrant(db, signedIn.userId, clientId, null))) {
+    return false;
+  }
+  const opened = await grantRecordFor(db, signedIn.userId, clientId);
+  return opened !== null && sameSignIn(opened, signedIn.record);
+}
+
+/**
  * The authorization server's protocol surface: RFC 8414 metadata at the root, and the library's
  * endpoints under {@link AS_BASE_PATH}, each with the adjustment decision 017 records.
  */
@@ -128,50 +173,16 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
   // Every library endpoint may resolve a metadata document: each runs in its address's scope.
   app.use(`${AS_BASE_PATH}/*`, deps.limits.scope);
 
-  // The library's RFC 8414 document, trimmed to what North serves: the four scopes (North adds
-  // offline_access itself, so no client needs to ask for it) and North's client authentication.
-  const metadata = async (request: Request) => {
-    const response = await deps.as.metadata(request);
-    if (!response.ok) return response;
-    const library = (await response.json()) as Record<string, unknown>;
-    const document = Object.fromEntries(
-      Object.entries(library).filter(([key]) => ADVERTISED.has(key)),
-    );
-    document.scopes_supported = [...SCOPES];
-    document.token_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
-    document.revocation_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
-    const headers = new Headers(response.headers);
-    headers.delete("content-length");
-    return new Response(JSON.stringify(document), { status: 200, headers });
-  };
+  const metadata = (request: Request) => trimmedMetadata(deps.as, request);
   app.get("/.well-known/oauth-authorization-server", (c) => metadata(c.req.raw));
   app.get(`/.well-known/oauth-authorization-server${AS_BASE_PATH}`, (c) => metadata(c.req.raw));
-
-  /**
-   * Whether the member's current grant to the client is live and was opened the way this
-   * browser session signed in (the same method; for a pasted token, the same token and cap).
-   */
-  const grantHolds = async (signedIn: SignedIn, clientId: string): Promise<boolean> => {
-    if (!clientId || !(await resolveOAuthGrant(deps.db, signedIn.userId, clientId, null))) {
-      return false;
-    }
-    const opened = await grantRecordFor(deps.db, signedIn.userId, clientId);
-    return opened !== null && sameSignIn(opened, signedIn.record);
-  };
 
   // Authorization: PKCE S256 and RFC 8707 `resource` are required before the library sees the
   // request; the scope is what the member may hold, plus the refresh-token scope.
   app.get(`${AS_BASE_PATH}/oauth2/authorize`, async (c) => {
     const url = new URL(c.req.url);
     const params = url.searchParams;
-    const problem =
-      params.get("code_challenge_method") !== "S256" || !params.get("code_challenge")
-        ? "PKCE with S256 is required (code_challenge and code_challenge_method=S256)."
-        : params.getAll("resource").length !== 1 || params.get("resource") !== deps.as.resource
-          ? `The resource parameter must be ${deps.as.resource}.`
-          : !isClientId(params.get("client_id"))
-            ? "The client_id parameter is missing or not a client id."
-            : null;
+    const problem = authorizeProblem(params, deps.as.resource);
     if (problem) {
       return c.html(
         messagePage(
@@ -195,7 +206,7 @@ export function buildProtocolRoutes(deps: ProtocolDeps) {
       // otherwise the consent page decides (a new grant bound to this sign-in, or nothing).
       const reusable =
         narrowed.some((s) => s !== OFFLINE_ACCESS) &&
-        (await grantHolds(signedIn, params.get("client_id") ?? ""));
+        (await grantHolds(deps.db, signedIn, params.get("client_id") ?? ""));
       // Nothing left: keep the request as it was, so the consent page can say so.
       if (narrowed.some((s) => s !== OFFLINE_ACCESS)) scopes = narrowed;
       if (!reusable) params.set("prompt", "consent");

@@ -48,6 +48,87 @@ async function issuedFor(response: Response): Promise<{ userId: string; clientId
   }
 }
 
+/** The member and client behind a presented refresh token, and whether it was already spent. */
+async function refreshTokenRow(deps: TokenEndpointDeps, token: string) {
+  const [row] = await deps.db
+    .select({
+      userId: ast.oauthRefreshToken.userId,
+      clientId: ast.oauthRefreshToken.clientId,
+      createdAt: ast.oauthRefreshToken.createdAt,
+      revoked: ast.oauthRefreshToken.revoked,
+      rotatedAt: ast.oauthRefreshToken.rotatedAt,
+      replayUntil: ast.oauthRefreshToken.rotationReplayExpiresAt,
+    })
+    .from(ast.oauthRefreshToken)
+    .where(eq(ast.oauthRefreshToken.token, storedTokenHash(token)));
+  return row ?? null;
+}
+
+/**
+ * Whether a refresh token (or the one a code was redeemed for) was issued under the grant now
+ * in place. The library stores its tokens' times to the second, so the grant's start is too.
+ */
+async function ofCurrentGrant(deps: TokenEndpointDeps, row: IssuedToken): Promise<boolean> {
+  const started = await grantStartedAt(deps.db, row.userId, row.clientId);
+  if (!started || !row.createdAt) return false;
+  return row.createdAt.getTime() >= Math.floor(started.getTime() / 1000) * 1000;
+}
+
+/**
+ * Ends the grant a presented refresh token (or a replayed code's) belongs to, and records why.
+ * Only the current grant's: a token issued before it started belongs to a grant that already
+ * ended (a re-consent, a removal), and replaying it must not end the member's new connection.
+ */
+async function revokeFor(deps: TokenEndpointDeps, row: IssuedToken, reason: string): Promise<void> {
+  if (!(await ofCurrentGrant(deps, row))) return;
+  const member = await activeMemberForUser(deps.db, row.userId);
+  if (!member) return;
+  await revokeAndAudit(
+    deps.db,
+    { organizationId: member.organizationId, userId: row.userId, clientId: row.clientId },
+    reason,
+    deps.fingerprint,
+  ).catch((error) => deps.logger.error(describeError(error), "grant revocation failed"));
+}
+
+/**
+ * After tokens were issued: the grant's refresh tokens end no later than the grant (the
+ * library gives each one a fresh 30 days). The member and client come from the refresh
+ * token presented, or from the access token just issued for a code.
+ */
+async function clipToGrant(
+  deps: TokenEndpointDeps,
+  response: Response,
+  row: { userId: string; clientId: string } | null,
+) {
+  const grant = row ?? (await issuedFor(response));
+  if (grant) await clipRefreshTokens(deps.db, grant.userId, grant.clientId);
+}
+
+/**
+ * The grant of an authorization code already redeemed: the library keeps no record of a spent
+ * code, but every refresh token of its grant carries the code's id (its stored hash), rotations
+ * included.
+ */
+async function redeemedCodeRow(deps: TokenEndpointDeps, code: string): Promise<IssuedToken | null> {
+  const [row] = await deps.db
+    .select({
+      userId: ast.oauthRefreshToken.userId,
+      clientId: ast.oauthRefreshToken.clientId,
+      createdAt: ast.oauthRefreshToken.createdAt,
+    })
+    .from(ast.oauthRefreshToken)
+    .where(eq(ast.oauthRefreshToken.authorizationCodeId, storedTokenHash(code)))
+    .limit(1);
+  return row ?? null;
+}
+
+/** The 400 of a refresh or code whose grant has ended. */
+const GRANT_ENDED = {
+  error: "invalid_grant",
+  error_description: "This connection has ended: sign in again.",
+} as const;
+
 /**
  * The token and revocation endpoints, around the library's (decision 029): what a grant's
  * records say decides whether a refresh may rotate, a replay ends the grant it belongs to (only
@@ -59,62 +140,6 @@ export function buildTokenRoutes(
   forward: (request: Request) => Response | Promise<Response>,
 ) {
   const app = new Hono<{ Variables: { requestId: string } }>();
-
-  /** The member and client behind a presented refresh token, and whether it was already spent. */
-  const refreshTokenRow = async (token: string) => {
-    const [row] = await deps.db
-      .select({
-        userId: ast.oauthRefreshToken.userId,
-        clientId: ast.oauthRefreshToken.clientId,
-        createdAt: ast.oauthRefreshToken.createdAt,
-        revoked: ast.oauthRefreshToken.revoked,
-        rotatedAt: ast.oauthRefreshToken.rotatedAt,
-        replayUntil: ast.oauthRefreshToken.rotationReplayExpiresAt,
-      })
-      .from(ast.oauthRefreshToken)
-      .where(eq(ast.oauthRefreshToken.token, storedTokenHash(token)));
-    return row ?? null;
-  };
-
-  /**
-   * Whether a refresh token (or the one a code was redeemed for) was issued under the grant now
-   * in place. The library stores its tokens' times to the second, so the grant's start is too.
-   */
-  const ofCurrentGrant = async (row: IssuedToken): Promise<boolean> => {
-    const started = await grantStartedAt(deps.db, row.userId, row.clientId);
-    if (!started || !row.createdAt) return false;
-    return row.createdAt.getTime() >= Math.floor(started.getTime() / 1000) * 1000;
-  };
-
-  /**
-   * Ends the grant a presented refresh token (or a replayed code's) belongs to, and records why.
-   * Only the current grant's: a token issued before it started belongs to a grant that already
-   * ended (a re-consent, a removal), and replaying it must not end the member's new connection.
-   */
-  const revokeFor = async (row: IssuedToken, reason: string): Promise<void> => {
-    if (!(await ofCurrentGrant(row))) return;
-    const member = await activeMemberForUser(deps.db, row.userId);
-    if (!member) return;
-    await revokeAndAudit(
-      deps.db,
-      { organizationId: member.organizationId, userId: row.userId, clientId: row.clientId },
-      reason,
-      deps.fingerprint,
-    ).catch((error) => deps.logger.error(describeError(error), "grant revocation failed"));
-  };
-
-  /**
-   * After tokens were issued: the grant's refresh tokens end no later than the grant (the
-   * library gives each one a fresh 30 days). The member and client come from the refresh
-   * token presented, or from the access token just issued for a code.
-   */
-  const clipToGrant = async (
-    response: Response,
-    row: { userId: string; clientId: string } | null,
-  ) => {
-    const grant = row ?? (await issuedFor(response));
-    if (grant) await clipRefreshTokens(deps.db, grant.userId, grant.clientId);
-  };
 
   // Clients authenticate by secret or not at all: a client assertion (private_key_jwt) is refused,
   // whatever the client's registration or metadata document says.
@@ -148,23 +173,11 @@ export function buildTokenRoutes(
       .formData()
       .catch(() => null);
     const refresh = form?.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
-    const row = typeof refresh === "string" ? await refreshTokenRow(refresh) : null;
-    // A code already redeemed: the library keeps no record of a spent code, but every refresh
-    // token of its grant carries the code's id (its stored hash), rotations included. Read before
-    // the library answers, for it deletes those tokens when it refuses the replay.
+    const row = typeof refresh === "string" ? await refreshTokenRow(deps, refresh) : null;
+    // A code already redeemed, read before the library answers, for it deletes those tokens
+    // when it refuses the replay.
     const code = form?.get("grant_type") === "authorization_code" ? form.get("code") : null;
-    const [redeemed] =
-      typeof code === "string"
-        ? await deps.db
-            .select({
-              userId: ast.oauthRefreshToken.userId,
-              clientId: ast.oauthRefreshToken.clientId,
-              createdAt: ast.oauthRefreshToken.createdAt,
-            })
-            .from(ast.oauthRefreshToken)
-            .where(eq(ast.oauthRefreshToken.authorizationCodeId, storedTokenHash(code)))
-            .limit(1)
-        : [];
+    const redeemed = typeof code === "string" ? await redeemedCodeRow(deps, code) : null;
     // A refresh of a grant that has ended — member removed, 30 days since consent, its API
     // token revoked or expired — is refused before the library can rotate it (decision 029).
     if (
@@ -174,32 +187,24 @@ export function buildTokenRoutes(
     ) {
       await revokeClientAccess(deps.db, row.userId, row.clientId);
       deps.logger.info({ reason: "grant_ended" }, "refresh refused");
-      return c.json(
-        { error: "invalid_grant", error_description: "This connection has ended: sign in again." },
-        400,
-        { "Cache-Control": "no-store" },
-      );
+      return c.json(GRANT_ENDED, 400, { "Cache-Control": "no-store" });
     }
     // A refresh token or code of a grant that already ended (a re-consent, a removal) is refused
     // here: the library would take it for reuse and revoke the member's current refresh tokens.
-    const spent = row?.revoked ? row : (redeemed ?? null);
-    if (spent && !(await ofCurrentGrant(spent))) {
+    const spent = row?.revoked ? row : redeemed;
+    if (spent && !(await ofCurrentGrant(deps, spent))) {
       deps.logger.info({ reason: "earlier_grant" }, "token request refused");
-      return c.json(
-        { error: "invalid_grant", error_description: "This connection has ended: sign in again." },
-        400,
-        { "Cache-Control": "no-store" },
-      );
+      return c.json(GRANT_ENDED, 400, { "Cache-Control": "no-store" });
     }
     const response = await forward(c.req.raw);
     // RFC 6749 §4.1.2: a code used twice revokes what it issued — the grant, whose access
     // tokens (JWTs the library cannot recall) the resource server then refuses.
-    if (redeemed && response.status === 400) await revokeFor(redeemed, "code_reuse");
+    if (redeemed && response.status === 400) await revokeFor(deps, redeemed, "code_reuse");
     if (row?.revoked && response.status === 400) {
       const withinGrace = row.replayUntil !== null && row.replayUntil > new Date();
-      if (!withinGrace) await revokeFor(row, "refresh_reuse");
+      if (!withinGrace) await revokeFor(deps, row, "refresh_reuse");
     }
-    if (response.ok) await clipToGrant(response, row);
+    if (response.ok) await clipToGrant(deps, response, row);
     return response;
   });
 
@@ -210,9 +215,9 @@ export function buildTokenRoutes(
       .formData()
       .catch(() => null);
     const token = form?.get("token");
-    const row = typeof token === "string" ? await refreshTokenRow(token) : null;
+    const row = typeof token === "string" ? await refreshTokenRow(deps, token) : null;
     const response = await forward(c.req.raw);
-    if (row && response.ok) await revokeFor(row, "client");
+    if (row && response.ok) await revokeFor(deps, row, "client");
     return response;
   });
 

@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import { profilePage } from "../working-profile/read.ts";
+import type { MemoryDeps } from "./deps.ts";
 import { recallFenced } from "./recall.ts";
 import { memoryMetaSchema } from "./schemas.ts";
 
@@ -39,52 +40,54 @@ const outputSchema = z.object({
   memories: z.array(memoryMetaSchema).describe("The memories in the block, without their bodies."),
 });
 
-export const briefingTool = {
-  name: BRIEFING_TOOL,
-  title: "Briefing for this conversation",
-  description: [
-    "One call at the start of a conversation: returns how this lawyer works (their working profile) and the workspace's most recent memories, fenced in one block (field block), within a budget.",
-    "Follow the profile as the lawyer's preferences.",
-    TOOL_RULES.dataBoundary,
-    TOOL_RULES.origins,
-    "When the block says profile entries or memories were left out, it names the call that reads them.",
-  ].join(" "),
-  kind: "read",
-  inputSchema,
-  outputSchema,
-  annotations: READ_ONLY_ANNOTATIONS,
-  async handler(_input, ctx) {
-    const rows = ctx.principal.scopes.includes("profile:write")
-      ? await readProfile(ctx.tx, { owner: ctx.tenant })
-      : [];
-    // Each body once: in the block, never again beside it.
-    const profile = profilePage(rows, undefined, BRIEFING_PROFILE_CHAR_BUDGET, {
-      withEntries: false,
-      ceiling: BRIEFING_ITEM_CEILING,
-    });
-    const recent = await recallFenced(ctx, { limit: BRIEFING_MEMORIES });
-    const older =
-      recent.memories.length === BRIEFING_MEMORIES
-        ? `\nOnly the ${BRIEFING_MEMORIES} most recent memories are here: call ${RECALL_TOOL} with a query or a subject for others.`
-        : "";
-    const block = `${profile.block}\n\n${recent.block}${older}`;
-    return {
-      structured: {
-        block,
-        profile_entries: profile.rows.map((row) => ({
-          question_id: row.questionId,
-          answer_version: row.answerVersion,
-        })),
-        ...(profile.more.next_cursor
-          ? {
-              profile_left_out: profile.more.left_out,
-              profile_next_cursor: profile.more.next_cursor,
-            }
-          : {}),
-        memories: recent.memories,
-      },
-      text: block,
-      audit: { outcome: "read" },
-    };
-  },
-} satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;
+/** `north__briefing`, built with what its recall of recent memories needs. */
+export const createBriefingTool = (deps: MemoryDeps) =>
+  ({
+    name: BRIEFING_TOOL,
+    title: "Briefing for this conversation",
+    description: [
+      "One call at the start of a conversation: returns how this lawyer works (their working profile) and the workspace's most recent memories, fenced in one block (field block), within a budget.",
+      "Follow the profile as the lawyer's preferences.",
+      TOOL_RULES.dataBoundary,
+      TOOL_RULES.origins,
+      "When the block says profile entries or memories were left out, it names the call that reads them.",
+    ].join(" "),
+    kind: "read",
+    inputSchema,
+    outputSchema,
+    annotations: READ_ONLY_ANNOTATIONS,
+    async handler(_input, ctx) {
+      const rows = ctx.principal.scopes.includes("profile:write")
+        ? await readProfile(ctx.tx, { owner: ctx.tenant })
+        : [];
+      // Each body once: in the block, never again beside it.
+      const profile = profilePage(rows, undefined, BRIEFING_PROFILE_CHAR_BUDGET, {
+        withEntries: false,
+        ceiling: BRIEFING_ITEM_CEILING,
+      });
+      const recent = await recallFenced(ctx, deps, { limit: BRIEFING_MEMORIES });
+      const older =
+        recent.memories.length === BRIEFING_MEMORIES
+          ? `\nOnly the ${BRIEFING_MEMORIES} most recent memories are here: call ${RECALL_TOOL} with a query or a subject for others.`
+          : "";
+      const block = `${profile.block}\n\n${recent.block}${older}`;
+      return {
+        structured: {
+          block,
+          profile_entries: profile.rows.map((row) => ({
+            question_id: row.questionId,
+            answer_version: row.answerVersion,
+          })),
+          ...(profile.more.next_cursor
+            ? {
+                profile_left_out: profile.more.left_out,
+                profile_next_cursor: profile.more.next_cursor,
+              }
+            : {}),
+          memories: recent.memories,
+        },
+        text: block,
+        audit: { outcome: "read" },
+      };
+    },
+  }) satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;

@@ -74,7 +74,7 @@ export const forgetTool = {
     openWorldHint: false,
   },
   auditTarget: targetOf,
-  rateLimitedReceipt: (_input, refusal) => ({
+  refusalReceipt: (_input, refusal) => ({
     outcome: "rejected",
     forgotten: 0,
     remaining: 0,

@@ -16,6 +16,7 @@ import { z } from "zod";
 import { embeddingModelKey } from "../../embeddings/index.ts";
 import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
+import type { MemoryDeps } from "./deps.ts";
 import {
   embedText,
   memoryMetaSchema,
@@ -83,10 +84,12 @@ export const toMeta = (m: RecalledMemory) => ({
  */
 export async function recallFenced(
   ctx: ToolContext,
+  deps: MemoryDeps,
   params: { query?: string; subjectFingerprint?: string; subjectType?: string; limit: number },
 ) {
   const { query } = params;
-  const embedded = query && ctx.embedder ? await embedText(ctx.embedder, query) : undefined;
+  const { embedder, recallTokenBudget } = deps;
+  const embedded = query && embedder ? await embedText(embedder, query) : undefined;
   const queryEmbedding = embedded && "vector" in embedded ? embedded.vector : undefined;
   const degraded = embedded && "failure" in embedded ? embedded.failure : undefined;
   const recalled = await recallMemories(ctx.tx, {
@@ -97,9 +100,7 @@ export async function recallFenced(
     limit: params.limit,
     queryEmbedding,
     embeddingModel:
-      ctx.embedder && queryEmbedding
-        ? embeddingModelKey(ctx.embedder, queryEmbedding.length)
-        : undefined,
+      embedder && queryEmbedding ? embeddingModelKey(embedder, queryEmbedding.length) : undefined,
   });
   const fenced = recalled.memories.map((m) => ({
     kind: m.kind,
@@ -109,11 +110,11 @@ export async function recallFenced(
     subject: m.subjectType && m.subjectId ? { type: m.subjectType, id: m.subjectId } : null,
   }));
   const mode = recalled.mode;
-  let fence = renderMemoryFence(fenced, { mode, tokenBudget: ctx.recallTokenBudget });
+  let fence = renderMemoryFence(fenced, { mode, tokenBudget: recallTokenBudget });
   if (fence.included < fenced.length) {
     // The sentence saying what was left out counts against the budget too.
     const reserve = estimateTokens(leftOutOfRecall(MAX_RECALL_LIMIT)) + 1;
-    fence = renderMemoryFence(fenced, { mode, tokenBudget: ctx.recallTokenBudget - reserve });
+    fence = renderMemoryFence(fenced, { mode, tokenBudget: recallTokenBudget - reserve });
   }
   const included = fence.includedIndexes.map((index) => recalled.memories[index] as RecalledMemory);
   const leftOut = recalled.memories.length - fence.included;
@@ -126,56 +127,58 @@ export async function recallFenced(
   };
 }
 
-export const recallTool = {
-  name: RECALL_TOOL,
-  title: "Recall workspace memories",
-  description: [
-    "Returns what the workspace remembers, as a fenced block of memories (field block), each line with its origin (stated by a lawyer, or inferred by an assistant) and date, within a token budget.",
-    "Use it when earlier knowledge would help: give a query (by meaning or by words, any language), a subject, or neither for the most recent; mode says how memories were chosen.",
-    TOOL_RULES.dataBoundary,
-    TOOL_RULES.origins,
-    "For everything held about one person, including erased ones, use north__memory_held.",
-  ].join(" "),
-  kind: "read",
-  inputSchema,
-  outputSchema,
-  annotations: READ_ONLY_ANNOTATIONS,
-  auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
-  async handler(input, ctx) {
-    const query = checkRecallQuery(input.query);
-    if (!query.ok) {
-      return {
-        text: `rejected: ${query.code}. ${query.message}`,
-        isError: true,
-        audit: { outcome: "rejected" },
-      };
-    }
-    let subjectFingerprint: string | undefined;
-    let subjectType: string | undefined;
-    let target: string | undefined;
-    if (input.subject_type !== undefined || input.subject_id !== undefined) {
-      const subject = checkSubjectLookup(input.subject_type, input.subject_id);
-      if (!subject.ok) {
+/** `north__memory_recall`, built with the embedder and the token budget it recalls with. */
+export const createRecallTool = (deps: MemoryDeps) =>
+  ({
+    name: RECALL_TOOL,
+    title: "Recall workspace memories",
+    description: [
+      "Returns what the workspace remembers, as a fenced block of memories (field block), each line with its origin (stated by a lawyer, or inferred by an assistant) and date, within a token budget.",
+      "Use it when earlier knowledge would help: give a query (by meaning or by words, any language), a subject, or neither for the most recent; mode says how memories were chosen.",
+      TOOL_RULES.dataBoundary,
+      TOOL_RULES.origins,
+      "For everything held about one person, including erased ones, use north__memory_held.",
+    ].join(" "),
+    kind: "read",
+    inputSchema,
+    outputSchema,
+    annotations: READ_ONLY_ANNOTATIONS,
+    auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
+    async handler(input, ctx) {
+      const query = checkRecallQuery(input.query);
+      if (!query.ok) {
         return {
-          text: `rejected: ${subject.code}. ${subject.message} Or send neither, to recall without a subject.`,
+          text: `rejected: ${query.code}. ${query.message}`,
           isError: true,
           audit: { outcome: "rejected" },
         };
       }
-      target = subjectKey(subject.value);
-      subjectFingerprint = ctx.fingerprintSubject(target);
-      subjectType = subject.value.type;
-    }
-    const result = await recallFenced(ctx, {
-      query: query.value,
-      subjectFingerprint,
-      subjectType,
-      limit: input.limit,
-    });
-    return {
-      structured: result,
-      text: result.block,
-      audit: { outcome: "read", target, reason: result.degraded },
-    };
-  },
-} satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;
+      let subjectFingerprint: string | undefined;
+      let subjectType: string | undefined;
+      let target: string | undefined;
+      if (input.subject_type !== undefined || input.subject_id !== undefined) {
+        const subject = checkSubjectLookup(input.subject_type, input.subject_id);
+        if (!subject.ok) {
+          return {
+            text: `rejected: ${subject.code}. ${subject.message} Or send neither, to recall without a subject.`,
+            isError: true,
+            audit: { outcome: "rejected" },
+          };
+        }
+        target = subjectKey(subject.value);
+        subjectFingerprint = ctx.fingerprintSubject(target);
+        subjectType = subject.value.type;
+      }
+      const result = await recallFenced(ctx, deps, {
+        query: query.value,
+        subjectFingerprint,
+        subjectType,
+        limit: input.limit,
+      });
+      return {
+        structured: result,
+        text: result.block,
+        audit: { outcome: "read", target, reason: result.degraded },
+      };
+    },
+  }) satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;

@@ -11,6 +11,7 @@ import { MAX_SUPERSEDES, rememberMemory } from "@north/db";
 import { z } from "zod";
 import { embeddingModelKey } from "../../embeddings/index.ts";
 import type { ToolDefinition } from "../../tool-definition.ts";
+import type { MemoryDeps } from "./deps.ts";
 import {
   embedOne,
   kindSchema,
@@ -68,88 +69,90 @@ const outputSchema = z.object({
   retry_after_s: z.number().int().optional(),
 });
 
-export const rememberTool = {
-  name: REMEMBER_TOOL,
-  title: "Remember for the workspace",
-  description: [
-    "Stores one memory for the whole workspace, so the next colleague's assistant knows it too.",
-    "Use it for durable knowledge worth reusing, one fact per memory: operational facts, or observations about a named person.",
-    "Every observation, and any fact about a person, needs subject_type and subject_id: never guess them; ask the lawyer when unsure.",
-    "Say 'stated' only when a lawyer said it; 'inferred' when you concluded it: an inference is never recorded as something anyone said.",
-    TOOL_RULES.specialCategories,
-    "Memories expire (90 days by default) and are visible to every member of the workspace.",
-    "Returns the memory id and its expiry; rejected means nothing was stored and the message says what to fix. Retrying is safe: the same memory sent again within a day answers noop with the id already held. To take something back, call north__memory_forget.",
-    TOOL_RULES.honesty,
-  ].join(" "),
-  kind: "write",
-  inputSchema,
-  outputSchema,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
-  auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
-  rateLimitedReceipt: (_input, refusal) => ({
-    outcome: "rejected",
-    memory_id: null,
-    expires_at: null,
-    ...refusal,
-  }),
-  async handler(input, ctx) {
-    const body = sanitizeBody(input.body);
-    const embedding = ctx.embedder && body ? await embedOne(ctx.embedder, body) : undefined;
-    const result = await rememberMemory(ctx.tx, {
-      author: ctx.tenant,
-      kind: input.kind,
-      body: input.body,
-      origin: input.origin,
-      subjectType: input.subject_type,
-      subjectId: input.subject_id,
-      expiresInDays: input.expires_in_days,
-      conversationId: input.conversation_id,
-      runId: ctx.runId,
-      fingerprint: ctx.fingerprintSubject,
-      embedding,
-      embeddingModel:
-        ctx.embedder && embedding ? embeddingModelKey(ctx.embedder, embedding.length) : undefined,
-      supersedes: input.supersedes,
-    });
-    if (result.outcome === "rejected") {
+/** `north__memory_remember`, built with the embedder that gives a new memory its vector. */
+export const createRememberTool = ({ embedder }: Pick<MemoryDeps, "embedder">) =>
+  ({
+    name: REMEMBER_TOOL,
+    title: "Remember for the workspace",
+    description: [
+      "Stores one memory for the whole workspace, so the next colleague's assistant knows it too.",
+      "Use it for durable knowledge worth reusing, one fact per memory: operational facts, or observations about a named person.",
+      "Every observation, and any fact about a person, needs subject_type and subject_id: never guess them; ask the lawyer when unsure.",
+      "Say 'stated' only when a lawyer said it; 'inferred' when you concluded it: an inference is never recorded as something anyone said.",
+      TOOL_RULES.specialCategories,
+      "Memories expire (90 days by default) and are visible to every member of the workspace.",
+      "Returns the memory id and its expiry; rejected means nothing was stored and the message says what to fix. Retrying is safe: the same memory sent again within a day answers noop with the id already held. To take something back, call north__memory_forget.",
+      TOOL_RULES.honesty,
+    ].join(" "),
+    kind: "write",
+    inputSchema,
+    outputSchema,
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
+    refusalReceipt: (_input, refusal) => ({
+      outcome: "rejected",
+      memory_id: null,
+      expires_at: null,
+      ...refusal,
+    }),
+    async handler(input, ctx) {
+      const body = sanitizeBody(input.body);
+      const embedding = embedder && body ? await embedOne(embedder, body) : undefined;
+      const result = await rememberMemory(ctx.tx, {
+        author: ctx.tenant,
+        kind: input.kind,
+        body: input.body,
+        origin: input.origin,
+        subjectType: input.subject_type,
+        subjectId: input.subject_id,
+        expiresInDays: input.expires_in_days,
+        conversationId: input.conversation_id,
+        runId: ctx.runId,
+        fingerprint: ctx.fingerprintSubject,
+        embedding,
+        embeddingModel:
+          embedder && embedding ? embeddingModelKey(embedder, embedding.length) : undefined,
+        supersedes: input.supersedes,
+      });
+      if (result.outcome === "rejected") {
+        return {
+          structured: {
+            outcome: "rejected",
+            memory_id: null,
+            expires_at: null,
+            code: result.code,
+            message: result.message,
+          },
+          text: `rejected: ${result.code}. ${result.message}`,
+          isError: true,
+          audit: { outcome: "rejected" },
+        };
+      }
+      const expiresAt = new Date(result.expiresAt).toISOString();
+      const outcome = result.outcome;
+      const superseded = result.outcome === "created" ? result.superseded : [];
       return {
         structured: {
-          outcome: "rejected",
-          memory_id: null,
-          expires_at: null,
-          code: result.code,
-          message: result.message,
+          outcome,
+          memory_id: result.memoryId,
+          expires_at: expiresAt,
+          ...(superseded.length > 0 ? { superseded } : {}),
         },
-        text: `rejected: ${result.code}. ${result.message}`,
-        isError: true,
-        audit: { outcome: "rejected" },
+        text:
+          outcome === "noop"
+            ? `noop: already held, memory_id=${result.memoryId} expires_at=${expiresAt}; nothing new was stored`
+            : `created: memory_id=${result.memoryId} expires_at=${expiresAt}${
+                superseded.length > 0 ? `; it replaces ${superseded.join(", ")}` : ""
+              }`,
+        audit: {
+          outcome,
+          target: result.subject ? subjectKey(result.subject) : undefined,
+        },
       };
-    }
-    const expiresAt = new Date(result.expiresAt).toISOString();
-    const outcome = result.outcome;
-    const superseded = result.outcome === "created" ? result.superseded : [];
-    return {
-      structured: {
-        outcome,
-        memory_id: result.memoryId,
-        expires_at: expiresAt,
-        ...(superseded.length > 0 ? { superseded } : {}),
-      },
-      text:
-        outcome === "noop"
-          ? `noop: already held, memory_id=${result.memoryId} expires_at=${expiresAt}; nothing new was stored`
-          : `created: memory_id=${result.memoryId} expires_at=${expiresAt}${
-              superseded.length > 0 ? `; it replaces ${superseded.join(", ")}` : ""
-            }`,
-      audit: {
-        outcome,
-        target: result.subject ? subjectKey(result.subject) : undefined,
-      },
-    };
-  },
-} satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;
+    },
+  }) satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;

@@ -109,7 +109,7 @@ export const saveWorkingProfileAnswer = {
     openWorldHint: false,
   },
   auditTarget: (input) => input.question_id,
-  rateLimitedReceipt: (input, refusal) => ({
+  refusalReceipt: (input, refusal) => ({
     outcome: "rejected",
     question_id: input.question_id ?? null,
     answer_version: null,

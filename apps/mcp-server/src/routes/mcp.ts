@@ -1,0 +1,166 @@
+import { TOKEN_PREFIX } from "@north/db";
+import { type Context, Hono } from "hono";
+import { bearerToken } from "../auth.ts";
+import { authorize } from "../capabilities/index.ts";
+import { describeError } from "../logger.ts";
+import type { AppMetrics } from "../metrics.ts";
+import type { Principal } from "../principal.ts";
+import { meterPost } from "../protocol-meter.ts";
+import { createMcpHttpEntry, createMcpServer, type ServerDeps } from "../server.ts";
+import { stepUpScopes } from "../step-up.ts";
+import type { TenantGate } from "../tenant-gate.ts";
+import type { Capability } from "../tool-definition.ts";
+import type { AppEnv } from "./env.ts";
+
+export interface McpRoutesOptions
+  extends Pick<ServerDeps, "db" | "limiter" | "logger" | "fingerprint" | "now"> {
+  capabilities: readonly Capability[];
+  gate: TenantGate;
+  metrics: AppMetrics;
+  /** The largest `/mcp` body the SDK's transport accepts (the app's own limit runs first). */
+  maxBodyBytes: number;
+  /** The 401 challenge without its scope (`Bearer resource_metadata=…` or `Bearer realm=…`). */
+  challenge: string;
+  /** The protected-resource metadata URL, in OAuth mode: a host holding an OAuth token can step up. */
+  metadataUrl?: string;
+}
+
+/**
+ * For a tools/call or prompts/get (or a batch holding one) naming a tool or prompt of a
+ * capability the principal lacks scopes for: the scopes needed, for a 403 (SPEC §3).
+ */
+function missingScopes(
+  principal: Principal,
+  body: unknown,
+  capabilities: readonly Capability[],
+): { scopes: readonly string[]; id: unknown } | undefined {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!message || typeof message !== "object") continue;
+    const { method, params, id } = message as {
+      method?: unknown;
+      params?: { name?: unknown };
+      id?: unknown;
+    };
+    if (method !== "tools/call" && method !== "prompts/get") continue;
+    if (typeof params?.name !== "string") continue;
+    const decision = authorize(principal, method, params.name, capabilities);
+    if (!decision.allowed && decision.reason === "scope_off") {
+      return { scopes: decision.scopes, id: id ?? null };
+    }
+  }
+  return undefined;
+}
+
+/** The 403 of a call that needs scopes the token lacks, with the challenge naming them. */
+function insufficientScope(
+  c: Context<AppEnv>,
+  refusal: { scopes: readonly string[]; id: unknown },
+  challenge: (scope: string) => string,
+): Response {
+  const scope = refusal.scopes.join(" ");
+  return c.json(
+    {
+      jsonrpc: "2.0",
+      error: { code: -32003, message: `Insufficient scope: this call needs ${scope}` },
+      id: refusal.id,
+    },
+    403,
+    { "WWW-Authenticate": challenge(scope) },
+  );
+}
+
+/** Stateless server: no standalone SSE stream to open and no session to end (MCP transports spec). */
+const notAllowed = () =>
+  new Response(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: "Method not allowed" },
+      id: null,
+    }),
+    { status: 405, headers: { Allow: "POST", "Content-Type": "application/json" } },
+  );
+
+/**
+ * `POST /mcp` (every revision North serves; a fresh server per request, JSON responses), and
+ * 405 for `GET`/`DELETE /mcp`. Behind the body limit and the authentication app.ts puts in
+ * front of it; here, in order: the protocol meter, the scope gate, step-up, then the server.
+ */
+export function buildMcpRoutes(options: McpRoutesOptions) {
+  const app = new Hono<AppEnv>();
+  const { challenge, metadataUrl } = options;
+  const fingerprintSubject = (canonical: string) => options.fingerprint(canonical).fingerprint;
+  const entry = createMcpHttpEntry({
+    maxBodyBytes: options.maxBodyBytes,
+    onerror: (error) =>
+      options.logger.debug(
+        { ...describeError(error) },
+        "mcp request refused by the protocol layer",
+      ),
+  });
+
+  app.post("/mcp", async (c) => {
+    const principal = c.get("principal");
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      // A body that does not parse is one message all the same.
+      const refused = await meterPost(null, principal, c.get("requestId"), options);
+      if (refused) return refused;
+      return c.json(
+        { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
+        400,
+      );
+    }
+    // Every message counts against the principal's protocol budget, before any server work.
+    const refused = await meterPost(body, principal, c.get("requestId"), options);
+    if (refused) return refused;
+    const missing = missingScopes(principal, body, options.capabilities);
+    if (missing) {
+      return insufficientScope(
+        c,
+        missing,
+        (scope) => `${challenge}, error="insufficient_scope", scope="${scope}"`,
+      );
+    }
+    // Step-up (MCP 2025-11-25): only a host holding an OAuth token can re-authorize; an API
+    // token's scopes are what its holder chose, so its calls run as they are.
+    const reauthorizes = metadataUrl && !bearerToken(c.req.raw)?.startsWith(TOKEN_PREFIX);
+    const stepUp = reauthorizes
+      ? await stepUpScopes(principal, body, {
+          db: options.db,
+          capabilities: options.capabilities,
+          fingerprintSubject,
+        })
+      : undefined;
+    if (stepUp) {
+      return insufficientScope(
+        c,
+        stepUp,
+        (scope) =>
+          `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}"`,
+      );
+    }
+    const build = () =>
+      createMcpServer(
+        principal,
+        {
+          db: options.db,
+          limiter: options.limiter,
+          logger: options.logger,
+          fingerprint: options.fingerprint,
+          now: options.now,
+          capabilities: options.capabilities,
+          gate: options.gate,
+          metrics: options.metrics,
+        },
+        { requestId: c.get("requestId") },
+      );
+    return entry.serve(c.req.raw, body, build);
+  });
+
+  app.get("/mcp", notAllowed);
+  app.delete("/mcp", notAllowed);
+
+  return app;
+}
