@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createApiToken } from "@north/db";
 import { createRateLimiter, type RateLimiter } from "@north/mcp-server";
 import { Redis } from "ioredis";
@@ -8,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { createTestApp, type TestApp } from "../support/mcp.ts";
+import { connectStdioClient } from "../support/mcp-client.ts";
 import { CLI, cleanEnv, ROOT } from "../support/processes.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 
@@ -277,9 +276,8 @@ describe("a stdio session", () => {
       scopes: ["memory:read"],
       expiresAt: null,
     });
-    const client = new Client({ name: "north-stdio-metering", version: "0" });
-    await client.connect(
-      new StdioClientTransport({
+    const client = await connectStdioClient(
+      {
         command: "bun",
         args: [CLI, "serve", "--stdio"],
         cwd: ROOT,
@@ -294,7 +292,8 @@ describe("a stdio session", () => {
           NORTH_PROTOCOL_REQUESTS_PER_MINUTE: "4",
         },
         stderr: "ignore",
-      }),
+      },
+      { name: "north-stdio-metering" },
     );
     try {
       // initialize and notifications/initialized took two points.
