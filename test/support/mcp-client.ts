@@ -44,6 +44,17 @@ export interface McpClientOptions {
   name?: string;
 }
 
+/**
+ * North serves 2026-07-28, so a v2 client, pinned or negotiating, must end up on it: one that
+ * fell back to the 2025 handshake would run the suite at the wrong revision and pass.
+ */
+function assertModern(client: ClientV2): void {
+  const era = client.getProtocolEra();
+  if (era !== "modern") {
+    throw new Error(`NORTH_TEST_MCP_CLIENT=${TEST_MCP_CLIENT} connected on the ${era} era`);
+  }
+}
+
 function v2Client(name: string): ClientV2 {
   return new ClientV2(
     { name, version: "0.0.0" },
@@ -78,6 +89,7 @@ export async function connectMcpClient(
   const client = v2Client(name);
   // The v2 provider interface is the v1 one with optional per-issuer context arguments.
   await client.connect(new TransportV2(new URL(url), transportOptions), connectOptions);
+  assertModern(client);
   return client as unknown as Client;
 }
 
@@ -98,5 +110,6 @@ export async function connectStdioClient(
   }
   const client = v2Client(name);
   await client.connect(new StdioTransportV2(server), connectOptions);
+  assertModern(client);
   return client as unknown as Client;
 }
