@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SAVE_TOOL } from "@north/agent-runtime";
 import {
   addMember,
@@ -29,6 +28,7 @@ import {
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
 import { TEST_AUDIT_KEY } from "./support/mcp.ts";
+import { connectMcpClient } from "./support/mcp-client.ts";
 
 /**
  * The console's Members section and the Working profiles page (SPEC §8, issue 12) in headless
@@ -64,14 +64,8 @@ const mint = async (tenant: Tenant, scopes: string[]) =>
   });
 
 /** An SDK client on /mcp with an API token, as Claude Code would connect. */
-async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: "north-console-members", version: "0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
+function connect(token: string): Promise<Client> {
+  return connectMcpClient(`${base}/mcp`, { token, name: "north-console-members" });
 }
 
 /** One JSON-RPC call on /mcp with a bearer token; its status is what a revocation changes. */

@@ -2,8 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createApiToken, freePort } from "@north/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
@@ -13,6 +12,7 @@ import {
   startEmbeddingsServer,
 } from "./support/embeddings-server.ts";
 import { createWorkspace } from "./support/fixtures.ts";
+import { connectMcpClient } from "./support/mcp-client.ts";
 import { recall, remember } from "./support/memory-tools.ts";
 import { CLI, type Spawned, spawnProcess } from "./support/processes.ts";
 
@@ -65,12 +65,7 @@ beforeAll(async () => {
   });
   const url = (await server.waitFor(/"url":"(http:[^"]+)"/))[1] ?? "";
   base = url.replace(/\/mcp$/, "");
-  client = new Client({ name: "north-embeddings-e2e", version: "0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
+  client = await connectMcpClient(url, { token, name: "north-embeddings-e2e" });
 }, 60_000);
 
 afterAll(async () => {

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createApiToken, removeMember } from "@north/db";
 import type { buildMcpApp } from "@north/mcp-server";
 import type { JWTPayload } from "jose";
@@ -13,6 +12,7 @@ import {
   startTestIssuer,
   type TestIssuer,
 } from "./support/jwt-issuer.ts";
+import { connectMcpClient } from "./support/mcp-client.ts";
 import { saveAnswer } from "./support/tools.ts";
 
 /**
@@ -56,16 +56,11 @@ const listTools = (token?: string) =>
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
   });
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: "oauth-test", version: "0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(RESOURCE), {
-      fetch: async (url, init) => app.request(String(url), init as RequestInit),
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
-}
+const connect = (token: string): Promise<Client> =>
+  connectMcpClient(RESOURCE, {
+    token,
+    fetch: async (url, init) => app.request(String(url), init as RequestInit),
+  });
 
 describe("OAuth resource-server mode", () => {
   it("publishes RFC 9728 protected-resource metadata", async () => {

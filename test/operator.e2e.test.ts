@@ -9,10 +9,10 @@ import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { freePort } from "@north/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { connectMcpClient } from "./support/mcp-client.ts";
 import {
   BUNDLE,
   CLI,
@@ -35,14 +35,8 @@ let mcpUrl: string;
 const ids = { org: "", manager: "", member: "" };
 const tokens = { manager: "", member: "", readOnly: "", expiring: "", revoked: "", revokedId: "" };
 
-async function connect(token: string): Promise<Client> {
-  const client = new Client({ name: "north-e2e", version: "0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(mcpUrl), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
+function connect(token: string): Promise<Client> {
+  return connectMcpClient(mcpUrl, { token, name: "north-e2e" });
 }
 
 const post = (token: string | undefined, url = mcpUrl) =>
@@ -350,6 +344,8 @@ describe("north serve --stdio on plain Node", () => {
     await promisify(execFile)("bun", ["scripts/bundle.ts"], { cwd: ROOT });
   }, 60_000);
 
+  // The stdio checks name their clients on purpose: v1 here, v2 at both modes in the next test,
+  // so plain Node's stdio is proven at every revision in one run whatever NORTH_TEST_MCP_CLIENT.
   it("serves the SDK client through StdioClientTransport", async () => {
     const transport = new StdioClientTransport({
       command: "node",

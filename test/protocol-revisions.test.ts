@@ -37,6 +37,10 @@ interface AnyClient {
 
 type Kind = "v1" | "v2 pinned" | "v2 auto";
 
+/**
+ * Each kind of client by name, on purpose, whatever `NORTH_TEST_MCP_CLIENT` says: this suite
+ * compares the revisions side by side in one run (test/support/mcp-client.ts is for the others).
+ */
 async function connect(kind: Kind, token: string): Promise<{ client: AnyClient; era: string }> {
   const fetch = async (url: string | URL, init?: RequestInit) =>
     harness.app.request(String(url), init as RequestInit);

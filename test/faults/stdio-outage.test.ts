@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SAVE_TOOL } from "@north/agent-runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectStdioClient } from "../support/mcp-client.ts";
 import { CLI, cleanEnv, ROOT } from "../support/processes.ts";
 import {
   type RestartablePostgres,
@@ -23,9 +23,8 @@ let client: Client;
 beforeAll(async () => {
   pg = await startRestartablePostgres();
   const [member] = await mintMemberTokens(pg.ownerUrl, 1);
-  client = new Client({ name: "north-stdio-outage", version: "0" });
-  await client.connect(
-    new StdioClientTransport({
+  client = await connectStdioClient(
+    {
       command: "bun",
       args: [CLI, "serve", "--stdio"],
       cwd: ROOT,
@@ -39,7 +38,8 @@ beforeAll(async () => {
         NORTH_PURGE_INTERVAL_S: "0",
       },
       stderr: "ignore",
-    }),
+    },
+    { name: "north-stdio-outage" },
   );
 }, 180_000);
 

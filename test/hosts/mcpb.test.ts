@@ -91,6 +91,8 @@ function extensionClient(): Promise<Client> {
     transport.stderr?.on("data", (d) => {
       stderr += d;
     });
+    // SDK v1's client on purpose, whatever NORTH_TEST_MCP_CLIENT says: the stand-in is Claude
+    // Desktop as it ships, on the 2025 handshake; the bundle at 2026-07-28 is operator.e2e's.
     const client = new Client({ name: "claude-desktop-stand-in", version: "0" });
     try {
       await client.connect(transport);

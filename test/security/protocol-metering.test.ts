@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createApiToken } from "@north/db";
 import { createRateLimiter, type RateLimiter } from "@north/mcp-server";
 import { Redis } from "ioredis";
@@ -8,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { createTestApp, type TestApp } from "../support/mcp.ts";
+import { connectStdioClient, TEST_MCP_CLIENT } from "../support/mcp-client.ts";
 import { CLI, cleanEnv, ROOT } from "../support/processes.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 
@@ -277,9 +276,8 @@ describe("a stdio session", () => {
       scopes: ["memory:read"],
       expiresAt: null,
     });
-    const client = new Client({ name: "north-stdio-metering", version: "0" });
-    await client.connect(
-      new StdioClientTransport({
+    const client = await connectStdioClient(
+      {
         command: "bun",
         args: [CLI, "serve", "--stdio"],
         cwd: ROOT,
@@ -294,13 +292,17 @@ describe("a stdio session", () => {
           NORTH_PROTOCOL_REQUESTS_PER_MINUTE: "4",
         },
         stderr: "ignore",
-      }),
+      },
+      { name: "north-stdio-metering" },
     );
     try {
-      // initialize and notifications/initialized took two points.
-      await client.ping();
-      await client.listTools();
-      await expect(client.ping()).rejects.toThrow(/NORTH_RATE_LIMITED/);
+      // What the handshake took of the budget of four: initialize and notifications/initialized
+      // on 2025; nothing on 2026-07-28, where the v2 client sends no message before its first call.
+      const handshake = TEST_MCP_CLIENT === "v1" ? 2 : 0;
+      // Past the v2 client's cache of tools/list (it carries ttlMs), so each call is a message.
+      const fresh = { cacheMode: "bypass" } as Parameters<typeof client.listTools>[1];
+      for (let call = handshake; call < 4; call += 1) await client.listTools(undefined, fresh);
+      await expect(client.listTools(undefined, fresh)).rejects.toThrow(/NORTH_RATE_LIMITED/);
       const rows = await db.owner.client`
         select outcome from audit_events where actor_id = ${member.userId} and tool = 'mcp_protocol'`;
       expect(rows).toEqual([{ outcome: "rate_limited" }]);

@@ -1,8 +1,7 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { addMember, createApiToken, removeMember, setMemberRole } from "@north/db";
 import { describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { connectMcpClient } from "../support/mcp-client.ts";
 import { remember } from "../support/memory-tools.ts";
 import {
   authorizationRequest,
@@ -150,12 +149,10 @@ describe("demoting a manager", () => {
 describe("a step-up that cannot succeed is not asked", () => {
   it("a manager's grant opened by a token without admin forgets its own, without a 403 oracle", async () => {
     const ws = await createWorkspace(db.owner.db);
-    const writer = new Client({ name: "colleague", version: "1" });
-    await writer.connect(
-      new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
-        requestInit: { headers: { Authorization: `Bearer ${await tokenFor(ws.member)}` } },
-      }),
-    );
+    const writer = await connectMcpClient(server.mcpUrl, {
+      token: await tokenFor(ws.member),
+      name: "colleague",
+    });
     const written = await remember(writer, {
       kind: "observation",
       origin: "stated",

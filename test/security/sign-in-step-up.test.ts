@@ -6,6 +6,7 @@ import { createApiToken } from "@north/db";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { connectMcpClient } from "../support/mcp-client.ts";
 import { forget, held, remember } from "../support/memory-tools.ts";
 import {
   authorizeInBrowser,
@@ -56,14 +57,8 @@ async function workspace() {
 }
 
 /** An MCP client on an API token, to write the memories the hosts then try to erase. */
-async function apiClient(token: string): Promise<Client> {
-  const client = new Client({ name: "writer", version: "1" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
-  return client;
+function apiClient(token: string): Promise<Client> {
+  return connectMcpClient(server.mcpUrl, { token, name: "writer" });
 }
 
 const SUBJECT = { subject_type: "client", subject_id: "Acme SAS" };
@@ -74,6 +69,9 @@ const observation = (body: string) =>
  * A host connected the way Claude Code connects (the SDK's `auth()` with no scope of its own,
  * so the protected-resource metadata decides), signed in with `token`, consent approved; and its
  * MCP client on the SDK's transport, which records the status and challenge of every MCP call.
+ * Always SDK v1's client, on purpose, whatever `NORTH_TEST_MCP_CLIENT` says: what is checked is
+ * how SDK 1.32.2's step-up meets North (the refresh-first `auth()` of typescript-sdk#2255, which
+ * {@link StepUpHost} works around); the v2 client's step-up (SEP-2350) is another flow.
  */
 async function host(token: string) {
   const provider = new StepUpHost(await loopbackRedirectUri());

@@ -1,5 +1,3 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { authorizationServerTables as ast, createApiToken, removeMember } from "@north/db";
 import { createSecretBox } from "@north/mcp-server";
 import { eq, sql } from "drizzle-orm";
@@ -10,6 +8,7 @@ import { launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import { connectMcpClient } from "../support/mcp-client.ts";
 import { northJson } from "../support/processes.ts";
 import {
   connect,
@@ -105,10 +104,7 @@ describe("a connector signs in (DCR, API-token sign-in, consent)", () => {
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBeLessThanOrEqual(3600);
     expect(tokens.refresh_token).toBeTruthy();
 
-    const mcp = new Client({ name: "connector", version: "1" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: client }),
-    );
+    const mcp = await connectMcpClient(serverUrl, { authProvider: client, name: "connector" });
     const tools = (await mcp.listTools()).tools.map((t) => t.name);
     expect(tools).toContain("north__working_profile_answer");
     const saved = await saveAnswer(mcp, {

@@ -11,8 +11,6 @@
  * {@link reauthenticatedInSession}, {@link reauthorized}), so each check also runs alone (the
  * acceptance-mutation runner does).
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { authorizationServerTables as ast, createApiToken } from "@north/db";
 import { and, eq } from "drizzle-orm";
 import { decodeJwt } from "jose";
@@ -32,6 +30,7 @@ import {
 import { launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { connectMcpClient } from "../support/mcp-client.ts";
 import { remember } from "../support/memory-tools.ts";
 import {
   type MessagesApi,
@@ -202,12 +201,10 @@ function steppedUp() {
       scopes: MEMBER_SCOPES,
       expiresAt: null,
     });
-    const writer = new Client({ name: "colleague", version: "1" });
-    await writer.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${colleague.token}` } },
-      }),
-    );
+    const writer = await connectMcpClient(`${server.base}/mcp`, {
+      token: colleague.token,
+      name: "colleague",
+    });
     for (const body of ["Prefers calls.", "Pays late."]) {
       const written = await remember(writer, {
         kind: "observation",

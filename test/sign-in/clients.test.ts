@@ -1,7 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer as createNetServer, type Server } from "node:net";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { authorizationServerTables as ast, createApiToken } from "@north/db";
 import { sql } from "drizzle-orm";
 import type { Browser } from "playwright-core";
@@ -9,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { connectMcpClient } from "../support/mcp-client.ts";
 import {
   authorizeInBrowser,
   type CimdHost,
@@ -210,10 +209,7 @@ describe("a CIMD client connects end to end", () => {
     expect(client.clientInformation()?.client_id).toBe(clientId);
     expect(consent).toContain("CIMD test host");
     expect(cimd.requests).toContain("/north-test-cimd.json");
-    const mcp = new Client({ name: "cimd", version: "1" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: client }),
-    );
+    const mcp = await connectMcpClient(serverUrl, { authProvider: client, name: "cimd" });
     expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
     await mcp.close();
   });

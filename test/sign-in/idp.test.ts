@@ -1,5 +1,3 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   addMember,
   authorizationServerTables as ast,
@@ -13,6 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { connectMcpClient } from "../support/mcp-client.ts";
 import { signInAtTestIdp, startTestIdp, type TestIdp } from "../support/oidc-idp.ts";
 import {
   connect,
@@ -125,10 +124,7 @@ describe.each(VARIANTS)(SUITE, (_label, idTokenClaims) => {
     const tokens = client.tokens();
     expect(decodeJwt(tokens?.access_token ?? "").sub).toBe(member.userId);
 
-    const mcp = new Client({ name: "connector", version: "1" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: client }),
-    );
+    const mcp = await connectMcpClient(serverUrl, { authProvider: client, name: "connector" });
     expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
     await mcp.close();
 

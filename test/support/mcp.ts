@@ -1,10 +1,5 @@
 import { randomBytes } from "node:crypto";
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as TransportV2,
-} from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tenant } from "@north/db";
 import {
   buildMcpApp,
@@ -19,6 +14,9 @@ import {
 import { afterAll, beforeAll } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { capturingLogger } from "./logs.ts";
+import { connectMcpClient, type Fetch } from "./mcp-client.ts";
+
+export { TEST_MCP_CLIENT } from "./mcp-client.ts";
 
 export const ALL_SCOPES: Scope[] = ["profile:write", "memory:read", "memory:write", "admin"];
 export const TEST_AUDIT_KEY = "test-audit-key-for-north-suites";
@@ -126,35 +124,11 @@ export function createTestApp(options: TestAppOptions): TestApp {
 }
 
 /**
- * Which client the suites connect with (`NORTH_TEST_MCP_CLIENT`): the SDK's v1 client on the 2025
- * handshake (`v1`, the default), or the v2 client pinned to 2026-07-28 (`v2-pinned`) or
- * negotiating (`v2-auto`). The v2 client answers to the same calls the suites make, so it stands
- * in typed as the v1 one: the whole suite runs at either revision.
+ * An SDK client on `http://localhost/mcp` through `fetch`, bearing `token`: the client
+ * `NORTH_TEST_MCP_CLIENT` names (test/support/mcp-client.ts).
  */
-export const TEST_MCP_CLIENT = process.env.NORTH_TEST_MCP_CLIENT ?? "v1";
-
-type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
-
-/** An SDK client on `http://localhost/mcp` through `fetch`, bearing `token`. */
-export async function connectSdkClient(fetch: Fetch, token: string): Promise<Client> {
-  const url = new URL("http://localhost/mcp");
-  const requestInit = { headers: { Authorization: `Bearer ${token}` } };
-  if (TEST_MCP_CLIENT === "v2-pinned" || TEST_MCP_CLIENT === "v2-auto") {
-    const client = new ClientV2(
-      { name: "north-test", version: "0.0.0" },
-      {
-        versionNegotiation: {
-          mode: TEST_MCP_CLIENT === "v2-pinned" ? { pin: "2026-07-28" } : "auto",
-        },
-      },
-    );
-    await client.connect(new TransportV2(url, { fetch, requestInit }));
-    return client as unknown as Client;
-  }
-  if (TEST_MCP_CLIENT !== "v1") throw new Error(`NORTH_TEST_MCP_CLIENT=${TEST_MCP_CLIENT}?`);
-  const client = new Client({ name: "north-test", version: "0.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(url, { fetch, requestInit }));
-  return client;
+export function connectSdkClient(fetch: Fetch, token: string): Promise<Client> {
+  return connectMcpClient("http://localhost/mcp", { fetch, token });
 }
 
 /**

@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connectDatabase, createApiToken, freePort } from "@north/db";
 import { createWorkspace } from "./fixtures.ts";
+import { connectMcpClient } from "./mcp-client.ts";
 import { CLI, type Spawned, spawnProcess } from "./processes.ts";
 
 export interface ServeProcess extends Spawned {
@@ -58,15 +57,8 @@ export async function mintMemberTokens(ownerUrl: string, count: number) {
 }
 
 /** An SDK client on `url` with this bearer token; every request gives up after `timeoutMs`. */
-export async function connectClient(url: string, token: string, timeoutMs = 30_000) {
-  const client = new Client({ name: "north-faults", version: "0" });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-    { timeout: timeoutMs },
-  );
-  return client;
+export function connectClient(url: string, token: string, timeoutMs = 30_000) {
+  return connectMcpClient(url, { token, timeoutMs, name: "north-faults" });
 }
 
 /** `/readyz`: its status code and body. */
