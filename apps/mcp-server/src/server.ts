@@ -432,13 +432,21 @@ class AdmittingTransport implements Transport {
       this.onclose?.();
       this.options.onclose();
     };
+    // One message at a time, in the order they came: a refusal that takes longer (it is
+    // audited) must not let the next message overtake it.
+    let previous: Promise<void> = Promise.resolve();
     this.inner.onmessage = (message) => {
-      void this.options.admit().then((refusal) => {
-        if (!refusal) return this.onmessage?.(message);
-        if (isJSONRPCRequest(message)) {
-          void this.send({ jsonrpc: "2.0", id: message.id, error: refusal });
-        }
-      });
+      previous = previous
+        .then(() => this.options.admit())
+        .then((refusal) => {
+          if (!refusal) return this.onmessage?.(message);
+          if (isJSONRPCRequest(message)) {
+            void this.send({ jsonrpc: "2.0", id: message.id, error: refusal });
+          }
+        })
+        .catch((error: unknown) =>
+          this.onerror?.(error instanceof Error ? error : new Error(String(error))),
+        );
     };
     await this.inner.start();
   }
