@@ -7,8 +7,13 @@ import type { Entry } from "../../../scripts/acceptance-mutations.ts";
 const SUITE = "packages/db/src/pipelined-transaction.integration.test.ts";
 const FILE = "packages/db/src/pipelined-transaction.ts";
 const check = (title: string) => ({ file: SUITE, name: `a pipelined tenant transaction ${title}` });
+const ATTACKS = "packages/db/src/pipelined-transaction-attacks.integration.test.ts";
+const attack = (title: string) => ({
+  file: ATTACKS,
+  name: `attacks on a pipelined tenant transaction ${title}`,
+});
 
-export const PIPELINE_SUITES = [SUITE];
+export const PIPELINE_SUITES = [SUITE, ATTACKS];
 
 export const PIPELINE_MUTATIONS: readonly Entry[] = [
   {
@@ -17,8 +22,16 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: FILE,
-      find: 'const head = [send("begin"), ...plan.head.map(statement)];',
-      replace: 'const head = [...plan.head.map(statement), send("begin")];',
+      find: '    const begin = send("begin", [], session.beginOptions);\n',
+      replace:
+        '    const tenant = plan.head.map(statement);\n    const begin = send("begin", [], session.beginOptions);\n',
+      also: [
+        {
+          file: FILE,
+          find: "const head = [begin, ...plan.head.map(statement)];",
+          replace: "const head = [begin, ...tenant];",
+        },
+      ],
       why: "the tenant is sent before BEGIN, so it ends with its own implicit transaction",
     },
   },
@@ -26,8 +39,8 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     check: check("writes the tail in the same transaction as the work, after its statements"),
     mutation: {
       file: FILE,
-      find: "const tail = (plan.tail?.(result) ?? []).map(statement);",
-      replace: "const tail: Promise<unknown>[] = [];",
+      find: "const sentTail = tail.map(statement);",
+      replace: "const sentTail: Promise<unknown>[] = [];",
       why: "the tail (a tool call's audit row) is never sent",
     },
   },
@@ -66,7 +79,7 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: FILE,
-      find: "      await connection.unsafe(`rollback to savepoint ${name}`);\n",
+      find: "      await run(`rollback to savepoint ${name}`);\n",
       replace: "",
       why: "a failure inside a savepoint aborts the whole transaction",
     },
@@ -78,6 +91,57 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
       find: "  if (!taken) {",
       replace: "  if (!taken && handoff) {",
       why: "a plan nobody took is ignored: the work would run without its tenant",
+    },
+  },
+  {
+    check: attack(
+      "a tail that throws while it is built leaves no transaction open for the next user of the connection",
+    ),
+    mutation: {
+      file: FILE,
+      find: "      tail = plan.tail?.(result) ?? [];\n",
+      replace: "      tail = [];\n",
+      why: "the tail is built after the work's try: a tail that throws leaves BEGIN without ROLLBACK",
+      also: [
+        {
+          file: FILE,
+          find: "const sentTail = tail.map(statement);",
+          replace: "const sentTail = (plan.tail?.(result) ?? []).map(statement);",
+        },
+      ],
+    },
+  },
+  {
+    check: attack(
+      "a work statement that fails before it is sent fails the call, and the pool goes on",
+    ),
+    mutation: {
+      file: FILE,
+      find: "  if (args.includes(undefined)) {",
+      replace: "  if (args.includes(Symbol.iterator)) {",
+      why: "an undefined value reaches postgres.js, whose refusal rejects BEGIN and leaves the statement unanswered",
+    },
+  },
+  {
+    check: attack(
+      "a connection that dies between the work's statements fails the call instead of hanging it",
+    ),
+    mutation: {
+      file: FILE,
+      find: "        connection.onclose = onclose;\n",
+      replace: "",
+      why: "the transaction does not hear of its connection's close: the next statement waits forever",
+    },
+  },
+  {
+    check: attack(
+      "a connection that dies mid-transaction and is opened again for another tenant never runs the first call's statements",
+    ),
+    mutation: {
+      file: FILE,
+      find: "    gone: () => closed || (backend !== undefined && backend.pid !== pid),",
+      replace: "    gone: () => false,",
+      why: "statements after the close go to whichever session the pool opens on the connection next",
     },
   },
 ];

@@ -69,14 +69,17 @@ export async function beginPipelined(
   const plan = handoff ?? { head: [] };
   handoff = undefined;
   const connection = await sql.reserve();
+  const session = sameSession();
   /**
    * A postgres.js query is sent when it is first awaited or given a handler, not when it is
    * made: each is given one here, in the order it must run. Every rejection is read below;
    * none may surface as an unhandled one (decision 022).
    */
-  const send = (text: string, params: readonly unknown[] = []) => {
+  const send = (text: string, params: readonly unknown[] = [], options = {}) => {
+    if (session.gone()) return refused();
     const query = connection.unsafe(text, params as never, {
       prepare: prepare && params.length > 0,
+      ...options,
     });
     query.catch(ignore);
     return query;
@@ -84,20 +87,30 @@ export async function beginPipelined(
   const statement = (s: RawStatement) => send(s.text, s.params);
   let usable = true;
   try {
-    const head = [send("begin"), ...plan.head.map(statement)];
+    refuseUnbuildable(plan.head);
+    const begin = send("begin", [], session.beginOptions);
+    session.follow(begin);
+    const head = [begin, ...plan.head.map(statement)];
     let result: unknown;
+    let tail: readonly RawStatement[];
     try {
-      result = await work(scoped(connection, prepare));
+      result = await work(scoped(connection, prepare, session.gone));
+      // Built before anything is sent: a tail that throws rolls back like a work that throws,
+      // never leaving the transaction open on a connection that goes back to the pool.
+      tail = plan.tail?.(result) ?? [];
+      refuseUnbuildable(tail);
     } catch (error) {
       // A head statement that failed is the cause of whatever the work then met.
       const cause = await firstFailure(head, error);
       await send("rollback").catch(ignore);
       throw cause;
     }
-    const tail = (plan.tail?.(result) ?? []).map(statement);
+    const sentTail = tail.map(statement);
     const commit = send("commit");
-    const failure = await firstFailure([...head, ...tail], undefined);
+    const failure = await firstFailure([...head, ...sentTail], undefined);
     const committed = await commit;
+    // A COMMIT written after the connection closed is answered by the next session's greeting.
+    if (session.gone()) throw connectionClosed();
     // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error.
     if (failure !== undefined) throw failure;
     if (committed.command !== "COMMIT") throw new Error("the transaction was rolled back");
@@ -108,8 +121,101 @@ export async function beginPipelined(
     if (isDatabaseUnavailable(error)) usable = false;
     throw error;
   } finally {
-    if (usable) connection.release();
+    session.end();
+    // A connection opened again belongs to whoever the pool opened it for.
+    if (usable && !session.gone()) connection.release();
   }
+}
+
+/** postgres.js's connection object, as its `onexecute` option hands it over. */
+interface DriverConnection {
+  onclose?: ((error: unknown) => void) | null;
+}
+
+/**
+ * Whether the reserved connection is still the server session its BEGIN ran on. postgres.js does
+ * not fail a statement written to a reserved connection that has closed: the statement waits, and
+ * when the pool opens that connection again for another caller, the new session's greeting
+ * answers it and the statements after it run in that session — outside any transaction, or in
+ * another tenant's. So the transaction learns of the close as postgres.js's own `begin` does (its
+ * BEGIN's `onexecute` sets the connection's `onclose`), and refuses every statement after it. A
+ * second sign, should the first be missed: BEGIN's `state` is the connection's backend key, which
+ * postgres.js rewrites in place when it opens the connection again (another pid, another session).
+ */
+function sameSession() {
+  let closed = false;
+  let driver: DriverConnection | undefined;
+  let backend: postgres.State | undefined;
+  let pid: number | undefined;
+  const onclose = () => {
+    closed = true;
+  };
+  return {
+    beginOptions: {
+      onexecute: (connection: DriverConnection) => {
+        driver = connection;
+        connection.onclose = onclose;
+        // True: the connection may take the next statement at once (the tenant, the work's first).
+        return true;
+      },
+    },
+    follow(begin: Promise<postgres.RowList<postgres.Row[]>>) {
+      begin.then((answer) => {
+        backend = answer.state;
+        pid = answer.state.pid;
+      }, ignore);
+    },
+    gone: () => closed || (backend !== undefined && backend.pid !== pid),
+    /** The transaction is over: the connection's next close is no longer its business. */
+    end() {
+      if (driver?.onclose === onclose) driver.onclose = null;
+    },
+  };
+}
+
+const connectionClosed = () =>
+  Object.assign(new Error("the transaction's connection was closed"), {
+    code: "CONNECTION_CLOSED",
+  });
+
+/**
+ * What postgres.js would refuse while building a statement, found before the statement is handed
+ * to it: postgres.js's own refusal rejects the statement then in flight (on a warm connection,
+ * BEGIN) instead of this one, which then waits for an answer that never comes, holding the
+ * connection in an open transaction.
+ */
+function unbuildable(args: readonly unknown[] | undefined): Error | undefined {
+  if (args === undefined) return undefined;
+  if (args.length >= 65534) {
+    return Object.assign(new Error("Max number of parameters (65534) exceeded"), {
+      code: "MAX_PARAMETERS_EXCEEDED",
+    });
+  }
+  if (args.includes(undefined)) {
+    return Object.assign(new Error("Undefined values are not allowed"), {
+      code: "UNDEFINED_VALUE",
+    });
+  }
+  return undefined;
+}
+
+/** Throws before anything of `statements` is sent, if postgres.js would refuse one of them. */
+function refuseUnbuildable(statements: readonly RawStatement[]): void {
+  for (const s of statements) {
+    const error = unbuildable(s.params);
+    if (error) throw error;
+  }
+}
+
+/** A statement refused before it is written, where postgres.js expects its pending query. */
+function refused(error: Error = connectionClosed()): postgres.PendingQuery<postgres.Row[]> {
+  const failed = Promise.reject(error);
+  failed.catch(ignore);
+  return Object.assign(failed, {
+    values: () => failed,
+    raw: () => failed,
+    execute: () => failed,
+  }) as unknown as postgres.PendingQuery<postgres.Row[]>;
 }
 
 /** The first of these queries to fail, in the order they were sent, else `otherwise`. */
@@ -125,13 +231,22 @@ async function firstFailure(queries: readonly Promise<unknown>[], otherwise: unk
 }
 
 /** The reserved connection as Drizzle's transaction sees it: prepared statements, savepoints. */
-function scoped(connection: postgres.ReservedSql, prepare: boolean): postgres.Sql {
+function scoped(
+  connection: postgres.ReservedSql,
+  prepare: boolean,
+  gone: () => boolean,
+): postgres.Sql {
   let savepoints = 0;
+  const run = (query: string) => (gone() ? refused() : connection.unsafe(query));
   const self: postgres.Sql = new Proxy(connection, {
     get: (target, property, receiver) => {
       if (property === "unsafe") {
-        return (query: string, args?: unknown[], options?: Record<string, unknown>) =>
-          target.unsafe(query, args as never, { ...options, prepare });
+        return (query: string, args?: unknown[], options?: Record<string, unknown>) => {
+          if (gone()) return refused();
+          const error = unbuildable(args);
+          if (error) return refused(error);
+          return target.unsafe(query, args as never, { ...options, prepare });
+        };
       }
       if (property === "savepoint") return savepoint;
       if (property === "begin" || property === "release") return undefined;
@@ -141,13 +256,13 @@ function scoped(connection: postgres.ReservedSql, prepare: boolean): postgres.Sq
   async function savepoint(...args: unknown[]): Promise<unknown> {
     const work = args.pop() as (client: postgres.Sql) => unknown;
     const name = `north_s${savepoints++}`;
-    await connection.unsafe(`savepoint ${name}`);
+    await run(`savepoint ${name}`);
     try {
       const result = await work(self);
-      await connection.unsafe(`release savepoint ${name}`);
+      await run(`release savepoint ${name}`);
       return result;
     } catch (error) {
-      await connection.unsafe(`rollback to savepoint ${name}`);
+      await run(`rollback to savepoint ${name}`);
       throw error;
     }
   }

@@ -1,0 +1,161 @@
+import { sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
+import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
+import { connectDatabase, type DatabaseHandle } from "./client.ts";
+import { hasSqlState } from "./pg-errors.ts";
+import { withTenant } from "./tenant.ts";
+
+/**
+ * Attacks on the pipelined tenant transaction (decision 035), each on a pool of one connection
+ * straight to PostgreSQL, so the next user of the pool is the next user of the same server
+ * session: whatever one transaction leaves on it, the next one meets.
+ */
+
+let db: TestDatabase;
+let a: Workspace;
+let b: Workspace;
+const pools: DatabaseHandle[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  a = await createWorkspace(db.owner.db, "A");
+  b = await createWorkspace(db.owner.db, "B");
+});
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+/** A pool of one connection to PostgreSQL itself (no pooler), closed after the test. */
+const onePool = () => {
+  const pool = connectDatabase(db.directAppUrl, { max: 1, closeTimeoutS: 1 });
+  pools.push(pool);
+  return pool;
+};
+const tenantOf = (w: Workspace) => ({ organizationId: w.organizationId, userId: w.member.userId });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const insertAnswer = (w: Workspace, questionId: string) =>
+  sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+      values (${w.organizationId}, ${w.member.userId}, ${questionId}, 'Q?', 'A.')`;
+const answers = async (questionId: string) => {
+  const [row] = await db.owner.client<{ n: number }[]>`
+    select count(*)::int as n from working_profile_answers where question_id = ${questionId}`;
+  return row?.n;
+};
+const tenantSetting = sql`select current_setting('north.organization_id', true) as value`;
+
+type Settled =
+  | { state: "resolved"; value: unknown }
+  | { state: "rejected"; error: unknown }
+  | { state: "hung" };
+/** How `promise` stands after `ms`: a transaction must end, one way or the other. */
+const within = (promise: Promise<unknown>, ms: number): Promise<Settled> =>
+  Promise.race([
+    promise.then(
+      (value) => ({ state: "resolved" as const, value }),
+      (error: unknown) => ({ state: "rejected" as const, error }),
+    ),
+    sleep(ms).then(() => ({ state: "hung" as const })),
+  ]);
+
+/** Ends the server session of `pid`, as an operator, an idle timeout or a failover would. */
+const terminate = async (pid: number) => {
+  await db.owner.client`select pg_terminate_backend(${pid})`;
+  // Long enough for postgres.js to see the socket close.
+  await sleep(300);
+};
+
+describe("attacks on a pipelined tenant transaction", () => {
+  it("a tail that throws while it is built leaves no transaction open for the next user of the connection", async () => {
+    const pool = onePool();
+    const failing = withTenant(
+      pool.db,
+      tenantOf(a),
+      async (tx) => {
+        await tx.execute(insertAnswer(a, "attack-tail-throws"));
+        return 1;
+      },
+      () => {
+        // As a handler's result without its `audit`, or a fingerprinter that throws, would.
+        throw new TypeError("the audit row could not be built");
+      },
+    );
+    await expect(failing).rejects.toThrow("the audit row could not be built");
+
+    // The next statement on the connection, outside any transaction, carries no tenant…
+    const [outside] = await pool.client<{ value: string | null; tx: string | null }[]>`
+      select current_setting('north.organization_id', true) as value,
+             pg_catalog.txid_current_if_assigned()::text as tx`;
+    expect(outside?.value ?? "").toBe("");
+    expect(outside?.tx).toBeNull();
+    // …and another tenant's transaction on it commits only its own work: the failed call's
+    // insert, which has no audit row, is not committed with it.
+    await withTenant(pool.db, tenantOf(b), async (tx) => tx.execute(sql`select 1`));
+    expect(await answers("attack-tail-throws")).toBe(0);
+  });
+
+  it("a work statement that fails before it is sent fails the call, and the pool goes on", async () => {
+    const pool = onePool();
+    // The tenant statement is prepared on the connection, so BEGIN, the tenant and the work's
+    // first statement are in flight together, as on every warm connection.
+    await withTenant(pool.db, tenantOf(a), async (tx) => tx.execute(sql`select 1`));
+    const failing = withTenant(pool.db, tenantOf(a), async (tx) =>
+      // A store handed an undefined value (postgres.js refuses it before writing anything).
+      tx.execute(sql`select ${sql.param(undefined)}::text as value`),
+    );
+    const settled = await within(failing, 3_000);
+    expect(settled.state).toBe("rejected");
+    expect(settled.state === "rejected" && hasSqlState(settled.error, "UNDEFINED_VALUE")).toBe(
+      true,
+    );
+    const after = await within(
+      withTenant(pool.db, tenantOf(b), async (tx) => tx.execute(tenantSetting)),
+      3_000,
+    );
+    expect(after).toMatchObject({ state: "resolved", value: [{ value: b.organizationId }] });
+  });
+
+  it("a connection that dies between the work's statements fails the call instead of hanging it", async () => {
+    const pool = onePool();
+    const running = withTenant(pool.db, tenantOf(a), async (tx) => {
+      const [row] = await tx.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`);
+      await terminate(Number(row?.pid));
+      await tx.execute(insertAnswer(a, "attack-dead-connection"));
+    });
+    const settled = await within(running, 3_000);
+    expect(settled.state).toBe("rejected");
+    expect(await answers("attack-dead-connection")).toBe(0);
+  });
+
+  it("a connection that dies mid-transaction and is opened again for another tenant never runs the first call's statements", async () => {
+    const pool = onePool();
+    const seenByA: unknown[] = [];
+    const victim = withTenant(pool.db, tenantOf(a), async (tx) => {
+      const [row] = await tx.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`);
+      await terminate(Number(row?.pid));
+      // Written to a connection that is gone.
+      seenByA.push(await tx.execute<{ value: string }>(tenantSetting));
+      await sleep(300);
+      seenByA.push(await tx.execute<{ value: string }>(tenantSetting));
+      await tx.execute(insertAnswer(a, "attack-reopened"));
+    });
+    victim.catch(() => {});
+    await sleep(400);
+    // Another tenant's call: it opens the pool's one connection again, and holds its transaction.
+    const other = withTenant(pool.db, tenantOf(b), async (tx) => {
+      const [row] = await tx.execute<{ value: string }>(tenantSetting);
+      await sleep(800);
+      return row?.value;
+    });
+    const [first, second] = await Promise.all([within(victim, 4_000), within(other, 4_000)]);
+    // The first call fails (its connection died) and never reads with B's tenant.
+    expect(first.state).toBe("rejected");
+    expect(JSON.stringify(seenByA)).not.toContain(b.organizationId);
+    expect(second).toMatchObject({ state: "resolved", value: b.organizationId });
+    // A's insert, written as B, is nowhere.
+    expect(await answers("attack-reopened")).toBe(0);
+  });
+});
