@@ -23,7 +23,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   a = await createWorkspace(db.owner.db, "A");
   b = await createWorkspace(db.owner.db, "B");
-  small = connectDatabase(db.appUrl, { max: 2 });
+  small = connectDatabase(db.appUrl, { max: 2, transactionPooler: db.pooler === "transaction" });
 });
 afterAll(async () => {
   await small?.close();
