@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { auditStatement } from "./audit.ts";
-import { connectDatabase, type DatabaseHandle } from "./client.ts";
+import { connectDatabase, type DatabaseHandle, type Tx } from "./client.ts";
 import { pipelined } from "./pipelined-transaction.ts";
 import { withTenant } from "./tenant.ts";
 
@@ -34,6 +34,12 @@ const tenantOf = (w: Workspace) => ({ organizationId: w.organizationId, userId: 
 const setting = (name: string) =>
   sql`select current_setting(${name}, true) as value, pg_catalog.txid_current_if_assigned() as tx`;
 const audited = (tool: string) => () => [auditStatement({ tool, outcome: "read" })];
+/** One profile row of a.member's, as the work of a transaction. */
+const insertAnswer = (tx: Tx, questionId: string) =>
+  tx.execute(
+    sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+        values (${a.organizationId}, ${a.member.userId}, ${questionId}, 'Q?', 'A.')`,
+  );
 const auditCount = async (w: Workspace, tool: string) => {
   const [row] = await db.owner.client<{ n: number }[]>`
     select count(*)::int as n from audit_events where organization_id = ${w.organizationId} and tool = ${tool}`;
@@ -60,10 +66,7 @@ describe("a pipelined tenant transaction", () => {
       small.db,
       tenantOf(a),
       async (tx) => {
-        await tx.execute(
-          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
-              values (${a.organizationId}, ${a.member.userId}, 'pipelined-1', 'Q?', 'A.')`,
-        );
+        await insertAnswer(tx, "pipelined-1");
         return 1;
       },
       audited(tool),
@@ -78,10 +81,7 @@ describe("a pipelined tenant transaction", () => {
       small.db,
       tenantOf(a),
       async (tx) => {
-        await tx.execute(
-          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
-              values (${a.organizationId}, ${a.member.userId}, 'pipelined-2', 'Q?', 'A.')`,
-        );
+        await insertAnswer(tx, "pipelined-2");
       },
       audited("Not_A_Tool"),
     );
@@ -97,10 +97,7 @@ describe("a pipelined tenant transaction", () => {
       small.db,
       tenantOf(a),
       async (tx) => {
-        await tx.execute(
-          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
-              values (${a.organizationId}, ${a.member.userId}, 'pipelined-3', 'Q?', 'A.')`,
-        );
+        await insertAnswer(tx, "pipelined-3");
         throw new Error("the handler failed");
       },
       audited(tool),
@@ -126,10 +123,7 @@ describe("a pipelined tenant transaction", () => {
   it("reports a failed head statement as the cause, and runs none of the work's effects", async () => {
     const failing = pipelined({ head: [{ text: "select 1 / $1::int", params: [0] }] }, () =>
       small.db.transaction(async (tx) => {
-        await tx.execute(
-          sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
-              values (${a.organizationId}, ${a.member.userId}, 'pipelined-4', 'Q?', 'A.')`,
-        );
+        await insertAnswer(tx, "pipelined-4");
       }),
     );
     await expect(failing).rejects.toMatchObject({ code: "22012" });
