@@ -623,10 +623,10 @@ export const MUTATIONS: readonly Entry[] = [
       "marks the read tool read-only and idempotent, and the save tool idempotent and not destructive",
     ),
     mutation: {
-      file: SAVE_TOOL,
-      find: "    idempotentHint: true,\n",
-      replace: "    idempotentHint: false,\n",
-      why: "annotate the save tool as not idempotent",
+      file: "apps/mcp-server/src/capabilities/annotations.ts",
+      find: "  readOnlyHint: false,\n  destructiveHint: false,\n  idempotentHint: true,\n",
+      replace: "  readOnlyHint: false,\n  destructiveHint: false,\n  idempotentHint: false,\n",
+      why: "annotate the save tool (and remember, which shares its annotations) as not idempotent",
     },
   },
   {

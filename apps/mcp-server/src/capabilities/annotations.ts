@@ -7,3 +7,11 @@ export const READ_ONLY_ANNOTATIONS: ToolAnnotations = {
   idempotentHint: true,
   openWorldHint: false,
 };
+
+/** A write that adds or corrects and can be sent again safely (save, remember). */
+export const IDEMPOTENT_WRITE_ANNOTATIONS: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};

@@ -11,6 +11,7 @@ import { MAX_SUPERSEDES, rememberMemory } from "@north/db";
 import { z } from "zod";
 import { embeddingModelKey } from "../../embeddings/index.ts";
 import type { ToolDefinition } from "../../tool-definition.ts";
+import { IDEMPOTENT_WRITE_ANNOTATIONS } from "../annotations.ts";
 import type { MemoryDeps } from "./deps.ts";
 import {
   embedOne,
@@ -87,12 +88,7 @@ export const createRememberTool = ({ embedder }: Pick<MemoryDeps, "embedder">) =
     kind: "write",
     inputSchema,
     outputSchema,
-    annotations: {
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: IDEMPOTENT_WRITE_ANNOTATIONS,
     auditTarget: (input) => subjectKeyOf(input.subject_type, input.subject_id),
     refusalReceipt: (_input, refusal) => ({
       outcome: "rejected",

@@ -2,6 +2,7 @@ import { DISCLOSURE, SAVE_TOOL, TOOL_RULES } from "@north/agent-runtime";
 import { type SaveAnswerResult, saveAnswer } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
+import { IDEMPOTENT_WRITE_ANNOTATIONS } from "../annotations.ts";
 import { expectedVersionSchema, questionIdSchema } from "../shared-schemas.ts";
 
 const inputSchema = z.object({
@@ -102,12 +103,7 @@ export const saveWorkingProfileAnswer = {
   kind: "write",
   inputSchema,
   outputSchema,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: IDEMPOTENT_WRITE_ANNOTATIONS,
   auditTarget: (input) => input.question_id,
   refusalReceipt: (input, refusal) => ({
     outcome: "rejected",
