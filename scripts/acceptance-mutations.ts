@@ -20,6 +20,7 @@ import {
   PIPELINE_SUITES,
 } from "../packages/db/src/pipelined-transaction.catalogue.ts";
 import { HOST_MUTATIONS, HOST_SUITES } from "../test/hosts/catalogue/index.ts";
+import * as rememberedTokens from "../test/security/catalogue/remembered-tokens.ts";
 import { SIGN_IN_MUTATIONS, SIGN_IN_SUITES } from "../test/sign-in/catalogue/index.ts";
 
 export interface Check {
@@ -71,6 +72,7 @@ export const SUITES: readonly string[] = [
   ...SIGN_IN_SUITES,
   ...HOST_SUITES,
   ...PIPELINE_SUITES,
+  ...rememberedTokens.SUITES,
 ];
 
 const WP_ACCEPTANCE = "test/working-profile.acceptance.test.ts";
@@ -232,8 +234,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: STORE,
-      find: "        eq(answers.ownerUserId, params.owner.userId),\n      ),\n    )\n    .orderBy(",
-      replace: "      ),\n    )\n    .orderBy(",
+      find: "and(eq(answers.organizationId, p.organizationId), eq(answers.ownerUserId, p.ownerUserId)),",
+      replace: "eq(answers.organizationId, p.organizationId),",
       why: "read the organization's rows, not the owner's: owner filter dropped from the read and from the select policy",
       also: [
         {
@@ -278,8 +280,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("12. resolves concurrent saves: one create, one winning correction"),
     mutation: {
       file: STORE,
-      find: "        .onConflictDoNothing()\n        .returning({ version: answers.version });\n      if (created)",
-      replace: "        .returning({ version: answers.version });\n      if (created)",
+      find: "db.insert(answers).values(p).onConflictDoNothing().returning({ version: answers.version }),",
+      replace: "db.insert(answers).values(p).returning({ version: answers.version }),",
       why: "a plain INSERT without ON CONFLICT: parallel identical creates hit the primary key",
     },
   },
@@ -287,9 +289,9 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("13. answers lost-response retries with the same id, version and timestamps"),
     mutation: {
       file: STORE,
-      find: "        .onConflictDoNothing()\n        .returning({ version: answers.version });\n      if (created)",
+      find: "db.insert(answers).values(p).onConflictDoNothing().returning({ version: answers.version }),",
       replace:
-        "        .onConflictDoUpdate({\n          target: [answers.organizationId, answers.ownerUserId, answers.questionId],\n          set: { updatedAt: sql`now()` },\n        })\n        .returning({ version: answers.version });\n      if (created)",
+        "db.insert(answers).values(p).onConflictDoUpdate({ target: [answers.organizationId, answers.ownerUserId, answers.questionId], set: { updatedAt: sql`now()` } }).returning({ version: answers.version }),",
       why: "an upsert that touches updated_at on a repeated create",
     },
   },
@@ -297,8 +299,8 @@ export const MUTATIONS: readonly Entry[] = [
     check: acceptance("15. reads legacy rows with bank wording or the label, and 101 rows in full"),
     mutation: {
       file: STORE,
-      find: ".orderBy(answers.createdAt, answers.questionId);",
-      replace: ".orderBy(answers.createdAt, answers.questionId)\n    .limit(100);",
+      find: ".orderBy(answers.createdAt, answers.questionId),",
+      replace: ".orderBy(answers.createdAt, answers.questionId)\n      .limit(100),",
       why: "put a LIMIT 100 on the profile read",
     },
   },
@@ -726,7 +728,7 @@ export const MUTATIONS: readonly Entry[] = [
     check: transport("answers 401 with a Bearer challenge without a token, even with a session id"),
     mutation: {
       file: APP,
-      find: 'res: new Response(null, { status: 401, headers: { "WWW-Authenticate": unauthorized } }),',
+      find: 'res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),',
       replace: "res: new Response(null, { status: 401 }),",
       why: "a 401 without the Bearer challenge",
     },
@@ -1715,6 +1717,7 @@ export const MUTATIONS: readonly Entry[] = [
   ...SIGN_IN_MUTATIONS,
   ...HOST_MUTATIONS,
   ...PIPELINE_MUTATIONS,
+  ...rememberedTokens.MUTATIONS,
 ];
 
 /** Checks no sensible product mutation turns red. Each one points at a weak test. */

@@ -7,8 +7,8 @@
  * over 100,000 memories of one organization), 8 SDK clients in a
  * separate process call the tool over loopback HTTP for BENCH_SECONDS, each with a real API
  * token; then pgbench runs, with 8 clients on the app login role, the SQL one such call
- * executes: the token check (`resolve_api_token`), then BEGIN, set the tenant, the store's
- * statement, the audit insert, COMMIT.
+ * executes once North remembers the token (decision 036): BEGIN, the token's proof that sets the
+ * tenant (`enter_as_api_token`), the store's statement, the audit insert, COMMIT.
  *
  * The `oauth` workload (scripts/bench-oauth.ts) compares the same profile read with an API token
  * and with an OAuth access token, against a server on the product's auth path.
@@ -161,8 +161,8 @@ try {
     applicationName: "north-bench",
     statementTimeoutMs: 5_000,
   });
-  // Every lawyer calls with a real API token, resolved on each request as in production
-  // (createAuthResolver: `resolve_api_token` on the app login role).
+  // Every lawyer calls with a real API token through the production resolver
+  // (createAuthResolver): looked up once, then remembered and proven in each call's transaction.
   const credentials = new Map<string, { token: string; hash: string; id: string }>();
   for (const m of [
     ...cohorts.save,
@@ -253,14 +253,26 @@ try {
   };
 
   /**
-   * What North sends before a call's transaction and then opens it with: the token check (its
-   * own statement, as `createAuthResolver` sends it), BEGIN, the tenant. `:m` picks the lawyer.
+   * How North opens a call's transaction for a token it remembers (decision 036): BEGIN, then
+   * the token's proof, which sets the tenant. `:m` picks the lawyer.
    */
   const list = (values: string[]) => `array[${values.map((v) => `'${v}'`).join(",")}]`;
-  const tenant = (workload: Workload) => `\\set m random(1, ${CLIENTS})
-SELECT * FROM public.resolve_api_token((${list(cohorts[workload].map((m) => credential(m.userId).hash))}::text[])[:m]);
+  const tenant = (workload: Workload) => {
+    const lawyers = cohorts[workload];
+    const pick = (values: string[], type: string) => `(${list(values)}::${type}[])[:m]`;
+    return `\\set m random(1, ${CLIENTS})
 BEGIN;
-SELECT set_config('north.organization_id', '${org.id}', true), set_config('north.user_id', (${list(cohorts[workload].map((m) => m.userId))}::text[])[:m], true);`;
+SELECT public.enter_as_api_token(${pick(
+      lawyers.map((m) => credential(m.userId).hash),
+      "text",
+    )}, ${pick(
+      lawyers.map((m) => credential(m.userId).id),
+      "uuid",
+    )}, '${org.id}', ${pick(
+      lawyers.map((m) => m.userId),
+      "uuid",
+    )}, 'member');`;
+  };
   const auditRow = (tokenId: string, tool: string, outcome: string, target: boolean) =>
     `INSERT INTO audit_events (organization_id, actor_id, token_id, request_id, tool, outcome, target_fingerprint, target_length) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, ${tokenId}, gen_random_uuid(), '${tool}', '${outcome}', ${target ? "md5(random()::text) || md5(random()::text), 69" : "NULL, NULL"});`;
   const audit = (workload: Workload, tool: string, outcome: string, target: boolean) =>
@@ -284,7 +296,7 @@ ${audit("recall", "north__memory_recall", "read", false)}
 COMMIT;
 `,
     read: `${tenant("read")}
-SELECT organization_id, owner_user_id, question_id, question_text, answer, version, created_at, updated_at FROM working_profile_answers WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid ORDER BY created_at, question_id;
+SELECT question_id, question_text, answer, version, created_at, updated_at FROM working_profile_answers WHERE organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid ORDER BY created_at, question_id;
 ${audit("read", "north__working_profile", "read", false)}
 COMMIT;
 `,
@@ -403,9 +415,8 @@ COMMIT;
         return f;
       },
       pgbench: pgbenchScript,
-      tenantPrelude: `SELECT * FROM public.resolve_api_token('${hashToken(scaleTokens[0] ?? "")}');
-BEGIN;
-SELECT set_config('north.organization_id', '${scaleOrg.id}', true), set_config('north.user_id', '${scaleLawyers[0]?.userId}', true);`,
+      tenantPrelude: `BEGIN;
+SELECT public.enter_as_api_token('${hashToken(scaleTokens[0] ?? "")}', '${scaleTokenIds[0]}', '${scaleOrg.id}', '${scaleLawyers[0]?.userId}', 'member');`,
       auditInsert: auditRow(`'${scaleTokenIds[0]}'`, "north__memory_recall", "read", false),
     });
     console.log(

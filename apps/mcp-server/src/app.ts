@@ -149,11 +149,23 @@ function browserHostsCors(origins: readonly string[]) {
   });
 }
 
+/** The 401 of a request whose credentials are missing or no longer hold. */
+const unauthenticated = (challenge: string) =>
+  new HTTPException(401, {
+    message: "Unauthorized",
+    res: new Response(null, { status: 401, headers: { "WWW-Authenticate": challenge } }),
+  });
+
 /**
  * The principal of the request, from `resolvePrincipal` only (a session id never authenticates):
- * a token in the query is refused 400, no principal is 401 with the challenge.
+ * a token in the query is refused 400, no principal is 401 with the challenge. `mayRemember`:
+ * the route proves a remembered principal itself before answering (POST /mcp, decision 036).
  */
-function authentication(resolvePrincipal: AuthResolver, unauthorized: string) {
+function authentication(
+  resolvePrincipal: AuthResolver,
+  unauthorized: string,
+  options: { mayRemember: boolean },
+) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const url = new URL(c.req.url);
     for (const name of ["access_token", "token", "api_key"]) {
@@ -163,13 +175,8 @@ function authentication(resolvePrincipal: AuthResolver, unauthorized: string) {
         });
       }
     }
-    const principal = await resolvePrincipal(c.req.raw);
-    if (!principal) {
-      throw new HTTPException(401, {
-        message: "Unauthorized",
-        res: new Response(null, { status: 401, headers: { "WWW-Authenticate": unauthorized } }),
-      });
-    }
+    const principal = await resolvePrincipal(c.req.raw, options);
+    if (!principal) throw unauthenticated(unauthorized);
     c.set("principal", principal);
     await next();
   });
@@ -228,8 +235,9 @@ export function buildMcpApp(deps: McpAppDeps): Hono<AppEnv> {
   app.use("*", async (c, next) => (c.req.path === "/mcp" ? next() : formLimit(c, next)));
   app.post("/mcp", bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }));
   // 4. Authentication, on the routes that serve a principal.
-  const authenticate = authentication(deps.resolvePrincipal, unauthorized);
-  app.on(["POST", "GET", "DELETE"], "/mcp", authenticate);
+  const authenticate = authentication(deps.resolvePrincipal, unauthorized, { mayRemember: false });
+  app.post("/mcp", authentication(deps.resolvePrincipal, unauthorized, { mayRemember: true }));
+  app.on(["GET", "DELETE"], "/mcp", authenticate);
   app.get("/manifest", authenticate);
 
   app.route("/", buildHealthRoutes(deps));
@@ -259,6 +267,11 @@ export function buildMcpApp(deps: McpAppDeps): Hono<AppEnv> {
       maxBodyBytes: MAX_BODY_BYTES,
       challenge,
       metadataUrl,
+      lookUp: async (request) => {
+        const principal = await deps.resolvePrincipal(request);
+        if (!principal) throw unauthenticated(unauthorized);
+        return principal;
+      },
     }),
   );
 

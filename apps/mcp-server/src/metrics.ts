@@ -17,6 +17,8 @@ export type ToolCallOutcome =
   | "invalid_arguments"
   | "timeout"
   | "unavailable"
+  /** The remembered credential no longer held (decision 036): the request is looked up again. */
+  | "credential_refused"
   | "error";
 
 /** What the tool runner reports; absent (stdio), nothing is counted. */

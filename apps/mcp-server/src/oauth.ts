@@ -1,10 +1,18 @@
 import { createHash } from "node:crypto";
-import { type Database, members, resolveOAuthGrant, TOKEN_PREFIX, withTenant } from "@north/db";
+import {
+  type Database,
+  hashToken,
+  members,
+  resolveOAuthGrant,
+  TOKEN_PREFIX,
+  withTenant,
+} from "@north/db";
 import { and, eq, isNull } from "drizzle-orm";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { bearerToken, principalForToken } from "./auth.ts";
 import type { AuthResolver, Principal, Scope } from "./principal.ts";
 import { MEMBER_SCOPES, SCOPES } from "./principal.ts";
+import { createRememberedTokens } from "./remembered-tokens.ts";
 
 /**
  * OAuth 2.1 resource-server mode (SPEC §3): bearer JWTs from an external authorization server
@@ -191,10 +199,19 @@ async function principalForGrant(db: Database, payload: JWTPayload): Promise<Pri
  */
 export function createAuthResolver(db: Database, oauth?: OAuthOptions): AuthResolver {
   const verifyJwt = oauth ? createJwtVerifier(db, oauth) : undefined;
-  return async (request) => {
+  // Decision 036: a tool call's transaction proves a remembered API token itself.
+  const remembered = createRememberedTokens();
+  return async (request, options) => {
     const token = bearerToken(request);
     if (!token) return null;
-    if (token.startsWith(TOKEN_PREFIX)) return principalForToken(db, token);
+    if (token.startsWith(TOKEN_PREFIX)) {
+      const apiTokenHash = hashToken(token);
+      const recalled = options?.mayRemember ? remembered.recall(apiTokenHash) : undefined;
+      if (recalled) return recalled;
+      const principal = await principalForToken(db, token);
+      remembered.learn(apiTokenHash, principal);
+      return principal;
+    }
     return verifyJwt ? verifyJwt(token) : null;
   };
 }

@@ -25,10 +25,28 @@ export interface Principal {
    * tokens (never stepped up: their holders chose their scopes).
    */
   reauthorizable?: readonly Scope[];
+  /**
+   * Set when North remembered this principal instead of looking its API token up for this
+   * request (decision 036): the hash of the token presented. The principal is then only a plan:
+   * the tool call's transaction proves it in the database before its work runs, and a request
+   * that runs none is looked up before it is answered.
+   */
+  unproven?: { apiTokenHash: string };
+}
+
+export interface ResolveOptions {
+  /**
+   * The caller will prove the principal before answering (POST /mcp, decision 036), so one
+   * remembered from an earlier request may be returned, marked `unproven`. Default: looked up.
+   */
+  mayRemember?: boolean;
 }
 
 /** Resolves a request's credentials to a principal, or `null` when there are none or bad ones. */
-export type AuthResolver = (request: Request) => Promise<Principal | null>;
+export type AuthResolver = (
+  request: Request,
+  options?: ResolveOptions,
+) => Promise<Principal | null>;
 
 export function hasScopes(principal: Principal, required: readonly Scope[]): boolean {
   return required.every((scope) => principal.scopes.includes(scope));

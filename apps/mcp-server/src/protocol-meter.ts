@@ -23,6 +23,12 @@ export interface ProtocolMeterDeps {
   db: Database;
   limiter: RateLimiter;
   logger: Logger;
+  /**
+   * The principal proven, for one North remembered (decision 036): run before a refusal is
+   * logged, audited or answered, so none is for a credential that no longer holds (it throws
+   * the 401 then).
+   */
+  prove?: () => Promise<Principal>;
 }
 
 /** The JSON-RPC error of a message over its budget, in a rate-limited tool receipt's words. */
@@ -48,7 +54,8 @@ async function charge(
 ): Promise<number | undefined> {
   const decision = await deps.limiter.consume(principal, "protocol", points);
   if (decision.allowed) return undefined;
-  const { organizationId, userId } = principal;
+  const refused = deps.prove ? await deps.prove() : principal;
+  const { organizationId, userId } = refused;
   deps.logger.info(
     {
       requestId,
@@ -64,7 +71,7 @@ async function charge(
     recordAudit(tx, {
       tool: PROTOCOL_AUDIT_TOOL,
       outcome: "rate_limited",
-      tokenId: principal.tokenId,
+      tokenId: refused.tokenId,
       requestId,
       affected: points,
     }),

@@ -21,6 +21,7 @@ import {
   CAPABILITIES,
   composeInstructions,
 } from "./capabilities/index.ts";
+import type { CredentialProof } from "./credential-proof.ts";
 import type { RateLimiter } from "./limiter.ts";
 import type { Logger } from "./logger.ts";
 import { describePrompt, describeTool } from "./manifest.ts";
@@ -157,6 +158,14 @@ const nameForError = (name: string) => (SAFE_NAME.test(name) ? name : "(unprinta
  */
 export const LIST_CACHE_HINT = { ttlMs: 60_000, cacheScope: "private" } as const;
 
+/** What varies per request besides the principal. */
+export interface McpRequest {
+  requestId?: string;
+  runId?: string;
+  /** A remembered principal's proof (decision 036), which its tool call's transaction sends. */
+  proof?: CredentialProof;
+}
+
 /**
  * A fresh MCP server for one request and one principal. Only the principal's active capabilities
  * are listed and callable; a tool outside them is an unknown tool. This file is the only place
@@ -165,7 +174,7 @@ export const LIST_CACHE_HINT = { ttlMs: 60_000, cacheScope: "private" } as const
 export function createMcpServer(
   principal: Principal,
   deps: ServerDeps,
-  request: { requestId?: string; runId?: string } = {},
+  request: McpRequest = {},
 ): Server {
   const all = deps.capabilities ?? CAPABILITIES;
   const capabilities = activeCapabilities(principal, all);
@@ -246,7 +255,7 @@ type AnyTool = ToolDefinition<any, any>;
 interface CallContext {
   principal: Principal;
   deps: ServerDeps;
-  request: { requestId?: string; runId?: string };
+  request: McpRequest;
   /** When the call arrived, on `deps.now`'s clock. */
   started: number;
 }
@@ -307,6 +316,7 @@ async function callTool(
       runId: request.runId ?? `request:${requestId}`,
       gate: deps.gate,
       metrics: deps.metrics,
+      proof: request.proof,
     });
   } catch (error) {
     if (!(error instanceof InternalToolError)) {

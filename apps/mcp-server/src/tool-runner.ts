@@ -4,12 +4,14 @@ import {
   auditStatement,
   type Database,
   hasSqlState,
+  isCredentialRefused,
   isDatabaseUnavailable,
   type Tenant,
   type Tx,
   withTenant,
 } from "@north/db";
 import type { z } from "zod";
+import type { CredentialProof } from "./credential-proof.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { describeError, type Logger } from "./logger.ts";
 import type { ToolCallOutcome, ToolMetrics } from "./metrics.ts";
@@ -36,6 +38,11 @@ export interface RunContext {
   gate?: TenantGate;
   /** Counts calls, latencies and pool use for `/metrics`; absent (stdio), nothing is counted. */
   metrics?: ToolMetrics;
+  /**
+   * A remembered principal's proof (decision 036): every transaction of the call opens with it,
+   * and records here whether the database took it.
+   */
+  proof?: CredentialProof;
 }
 
 /** Raised when a handler fails for a reason that is ours, not the caller's. */
@@ -68,6 +75,11 @@ export async function runTool(
     outcome = answer.outcome;
     return answer.result;
   } catch (error) {
+    // Nothing ran and nothing was recorded: the route looks the credential up again (decision 036).
+    if (isCredentialRefused(error)) {
+      outcome = "credential_refused";
+      throw new InternalToolError();
+    }
     if (!isDatabaseUnavailable(error)) throw error;
     outcome = "unavailable";
     ctx.logger.warn(
@@ -100,21 +112,30 @@ async function runAudited(
    * A tenant transaction, counted in `/metrics` as waiting for and then holding a connection.
    * Its audit row, built from the work's result, goes out with COMMIT (decision 035).
    */
-  const inTenant = <T>(work: (tx: Tx) => Promise<T>, audited: (result: T) => AuditEvent) => {
+  const inTenant = async <T>(work: (tx: Tx) => Promise<T>, audited: (result: T) => AuditEvent) => {
     const tail = (result: T) => [auditStatement(audited(result))];
-    return ctx.metrics
-      ? ctx.metrics.pooled((acquired) =>
-          withTenant(
-            ctx.db,
-            tenant,
-            (tx) => {
-              acquired();
-              return work(tx);
-            },
-            tail,
-          ),
-        )
-      : withTenant(ctx.db, tenant, work, tail);
+    const options = { proof: ctx.proof?.proof };
+    try {
+      const result = await (ctx.metrics
+        ? ctx.metrics.pooled((acquired) =>
+            withTenant(
+              ctx.db,
+              tenant,
+              (tx) => {
+                acquired();
+                return work(tx);
+              },
+              tail,
+              options,
+            ),
+          )
+        : withTenant(ctx.db, tenant, work, tail, options));
+      if (ctx.proof) ctx.proof.state = "proven";
+      return result;
+    } catch (error) {
+      if (ctx.proof && isCredentialRefused(error)) ctx.proof.state = "refused";
+      throw error;
+    }
   };
   /** Only the tenant and the audit row: a call refused or failed, which changed nothing. */
   const auditOnly = (event: AuditEvent) =>
@@ -190,8 +211,9 @@ async function runAudited(
     if (!gated.ok) return refuse(1);
     outcome = gated.value;
   } catch (error) {
-    // Rolled back, or never began; the audit of a failure would meet the same outage.
-    if (isDatabaseUnavailable(error)) throw error;
+    // Rolled back, or never began; the audit of a failure would meet the same outage, and a
+    // credential the database refused has no call to audit (decision 036).
+    if (isDatabaseUnavailable(error) || isCredentialRefused(error)) throw error;
     const timedOut = hasSqlState(error, QUERY_CANCELED);
     ctx.logger.error(
       { requestId, tool: tool.name, ...describeError(error) },

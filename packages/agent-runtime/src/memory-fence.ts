@@ -31,25 +31,26 @@ export function estimateTokens(text: string): number {
 }
 
 /**
- * Brackets a model may read as `<` or `>` (fullwidth, small, single guillemets, CJK angle
- * brackets): escaped like `<` and `>`, so not even a look-alike closing tag stands in a fence.
+ * What a fenced JSON string escapes beyond JSON's own escapes: `<` and `>`; brackets a model may
+ * read as them (fullwidth, small, single guillemets, CJK angle brackets), so not even a
+ * look-alike closing tag stands in a fence; and the Unicode line separators, which JSON leaves
+ * as they are.
  */
-const LOOK_ALIKE_BRACKET =
-  /[\uFF1C\uFF1E\uFE64\uFE65\u2039\u203A\u3008\u3009\u27E8\u27E9\u2329\u232A]/g;
+const FENCE_ESCAPED =
+  /[<>\u2028\u2029\uFF1C\uFF1E\uFE64\uFE65\u2039\u203A\u3008\u3009\u27E8\u27E9\u2329\u232A]/g;
+
+const escapeForFence = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
 /**
  * A text as one JSON string that cannot break out of its line or its fence: JSON escapes `\n`;
- * `<`, `>` and the Unicode line separators (which JSON leaves as they are) are escaped too, so
- * neither a closing tag nor a line that renders as new can be forged, even by rows stored
- * before the sanitizer turned U+2028/U+2029 into `\n`.
+ * `<`, `>`, their look-alikes and the Unicode line separators are escaped too, so neither a
+ * closing tag nor a line that renders as new can be forged, even by rows stored before the
+ * sanitizer turned U+2028/U+2029 into `\n`. One pass, and none for text that needs none.
  */
 function quoted(text: string): string {
-  return JSON.stringify(text)
-    .replace(/</g, "\\u003c")
-    .replace(/>/g, "\\u003e")
-    .replace(LOOK_ALIKE_BRACKET, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16)}`)
-    .replace(/\u2028/g, "\\u2028")
-    .replace(/\u2029/g, "\\u2029");
+  const json = JSON.stringify(text);
+  FENCE_ESCAPED.lastIndex = 0;
+  return FENCE_ESCAPED.test(json) ? json.replace(FENCE_ESCAPED, escapeForFence) : json;
 }
 
 /** One line of the block: date, origin, kind and subject, then the body as a JSON string. */
@@ -137,9 +138,10 @@ export function profileLine(entry: { question: string; answer: string; cut?: boo
  * closing tag or line breaks cannot end the fence or forge a line.
  */
 export function renderProfileFence(
-  entries: readonly { question: string; answer: string; cut?: boolean }[],
+  entries: readonly ({ question: string; answer: string; cut?: boolean } | string)[],
 ): string {
-  const lines = entries.map(profileLine);
+  // An entry given as a string is its line, already rendered by profileLine.
+  const lines = entries.map((entry) => (typeof entry === "string" ? entry : profileLine(entry)));
   return [
     "<north-profile>",
     PROFILE_FENCE_PREAMBLE,

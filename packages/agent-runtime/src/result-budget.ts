@@ -135,10 +135,11 @@ export function pageAfter<T>(
 ): T[] {
   const sign = order === "asc" ? 1 : -1;
   const compare = (a: string, b: string) => sign * (a < b ? -1 : a > b ? 1 : 0);
-  const sorted = [...items].sort((a, b) => compare(position(a), position(b)));
-  return cursor === undefined
-    ? sorted
-    : sorted.filter((item) => compare(position(item), cursor) > 0);
+  // Each position is computed once, not once per comparison.
+  const keyed = items.map((item) => ({ item, key: position(item) }));
+  keyed.sort((a, b) => compare(a.key, b.key));
+  const after = cursor === undefined ? keyed : keyed.filter(({ key }) => compare(key, cursor) > 0);
+  return after.map(({ item }) => item);
 }
 
 /** The sentence that ends a result with more to read: how many, and the call that reads them. */

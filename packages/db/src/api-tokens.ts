@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
+import { prepareStatement, runOnPool } from "./prepared.ts";
 import { apiTokens } from "./schema/index.ts";
 
 export const TOKEN_PREFIX = "north_";
@@ -114,20 +115,19 @@ export interface ResolvedToken {
  */
 export async function resolveApiToken(db: Database, token: string): Promise<ResolvedToken | null> {
   if (!TOKEN_SHAPE.test(token)) return null;
-  const rows = await db.execute<{
-    token_id: string;
-    organization_id: string;
-    user_id: string;
-    role: "member" | "manager";
-    scopes: string[];
-  }>(sql`select * from public.resolve_api_token(${hashToken(token)})`);
-  const row = rows[0];
-  if (!row) return null;
-  return {
-    tokenId: row.token_id,
-    organizationId: row.organization_id,
-    userId: row.user_id,
-    role: row.role,
-    scopes: row.scopes,
-  };
+  const [row] = await runOnPool(db, RESOLVE_API_TOKEN, { hash: hashToken(token) });
+  return row ?? null;
 }
+
+/** The token check every request with an API token makes, built once (decision 036). */
+const RESOLVE_API_TOKEN = prepareStatement<{ hash: string }, ResolvedToken>(
+  ["hash"],
+  (_db, p) => sql`select * from public.resolve_api_token(${p.hash})`,
+  (row) => ({
+    tokenId: String(row.token_id),
+    organizationId: String(row.organization_id),
+    userId: String(row.user_id),
+    role: row.role as ResolvedToken["role"],
+    scopes: row.scopes as string[],
+  }),
+);

@@ -1,9 +1,12 @@
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import { beginPipelined } from "./pipelined-transaction.ts";
-import * as schema from "./schema/index.ts";
-
-export type Database = PostgresJsDatabase<typeof schema>;
+/**
+ * The app's Drizzle handle. Built without a schema: North writes its queries with the query
+ * builder and never reads through Drizzle's relational API (`db.query.*`), whose builders Drizzle
+ * would otherwise construct for every table at the start of every transaction.
+ */
+export type Database = PostgresJsDatabase;
 
 /** A transaction handle as Drizzle passes it to `db.transaction` callbacks. */
 export type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
@@ -80,7 +83,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
       ...(options.transactionPooler ? {} : timeouts),
     },
   });
-  const db = drizzle(preparing(client, !options.transactionPooler), { schema });
+  const db = drizzle(preparing(client, !options.transactionPooler));
   if (options.transactionPooler && options.statementTimeoutMs) {
     perTransactionTimeouts.set(db, options.statementTimeoutMs);
   }

@@ -17,6 +17,8 @@ import { MAINTENANCE_ROLE } from "./definer-functions.ts";
  */
 const PRE_TENANT_LOOKUPS: Record<string, string> = {
   resolve_api_token: "finds one token by the hash of a secret the caller holds",
+  enter_as_api_token:
+    "proves a token whose secret the caller holds still names this member, then sets that tenant",
   resolve_admin_session: "finds one console session by the hash of a secret the caller holds",
   sso_connection_for_domain: "one organisation's IdP routing, for the email domain typed in",
   sso_connection_for_organization: "one organisation's IdP routing, for a sign-in it started",

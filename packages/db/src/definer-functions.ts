@@ -1,4 +1,5 @@
 import { normalizedEmailSql } from "./email.ts";
+import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/tenant-settings.ts";
 import {
   HNSW_INDEX_FORMAT,
   modelDimensionsSql,
@@ -171,6 +172,41 @@ const resolveToken = definerFunction({
     FROM found f
     JOIN public.members m ON m.organization_id = f.organization_id AND m.user_id = f.user_id
     WHERE m.removed_at IS NULL;
+END`,
+});
+
+export const ENTER_AS_API_TOKEN_FUNCTION = "enter_as_api_token";
+
+/**
+ * SQLSTATE of a credential that no longer yields the principal a transaction was planned for
+ * (decision 036): a class of North's own, so no PostgreSQL error is ever read as one.
+ */
+export const CREDENTIAL_REFUSED_SQLSTATE = "NA401";
+
+/**
+ * Opens a tool call's transaction for a principal North remembered instead of looking up
+ * (decision 036): proves, in the same transaction as the call's work, that the token still
+ * resolves — by {@link RESOLVE_TOKEN_FUNCTION} itself, so expiry, revocation and membership are
+ * the same rule — to exactly this token, organisation, user and role, then sets the tenant.
+ * Anything else raises {@link CREDENTIAL_REFUSED_SQLSTATE}: the transaction is aborted before any
+ * statement of the work runs, and no tenant is ever set from a credential that no longer holds.
+ */
+const enterAsApiToken = definerFunction({
+  name: ENTER_AS_API_TOKEN_FUNCTION,
+  params: "p_token_hash text, p_token_id uuid, p_organization_id uuid, p_user_id uuid, p_role text",
+  returns: "void",
+  volatility: "VOLATILE",
+  body: `BEGIN
+  PERFORM 1 FROM public.${RESOLVE_TOKEN_FUNCTION}(p_token_hash) r
+  WHERE r.token_id = p_token_id
+    AND r.organization_id = p_organization_id
+    AND r.user_id = p_user_id
+    AND r.role = p_role;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
+  END IF;
+  PERFORM pg_catalog.set_config('${TENANT_ORGANIZATION_SETTING}', p_organization_id::text, true),
+          pg_catalog.set_config('${TENANT_USER_SETTING}', p_user_id::text, true);
 END`,
 });
 
@@ -930,6 +966,7 @@ END`,
 export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   adminProfiles,
   resolveToken,
+  enterAsApiToken,
   purgeMemories,
   adminAudit,
   resolveSession,

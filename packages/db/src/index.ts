@@ -126,7 +126,12 @@ export {
   type UnsubjectedSummary,
 } from "./memory-console.ts";
 export { MIGRATIONS_FOLDER, migrateDatabase } from "./migrate.ts";
-export { describeError, hasSqlState, isDatabaseUnavailable } from "./pg-errors.ts";
+export {
+  describeError,
+  hasSqlState,
+  isCredentialRefused,
+  isDatabaseUnavailable,
+} from "./pg-errors.ts";
 export type { RawStatement } from "./pipelined-transaction.ts";
 export {
   MAINTENANCE_LOGIN_DEFAULT,
@@ -180,7 +185,7 @@ export {
   ssoConnectionForDomain,
   ssoConnectionForOrganization,
 } from "./sign-in.ts";
-export { type Tenant, withOrganization, withTenant } from "./tenant.ts";
+export { type Tenant, type TenantProof, withOrganization, withTenant } from "./tenant.ts";
 export {
   ensureVectorIndex,
   prepareVectorSearch,

@@ -1,3 +1,4 @@
+import { CREDENTIAL_REFUSED_SQLSTATE } from "./definer-functions.ts";
 /** Whether an error (or any error in its `cause` chain, as Drizzle wraps them) has this SQLSTATE. */
 export function hasSqlState(error: unknown, code: string): boolean {
   const seen = new Set<unknown>();
@@ -8,6 +9,14 @@ export function hasSqlState(error: unknown, code: string): boolean {
     current = (current as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * The credential a tenant transaction was opened with no longer yields its principal
+ * (`enter_as_api_token`, decision 036): the transaction was aborted before its work ran.
+ */
+export function isCredentialRefused(error: unknown): boolean {
+  return hasSqlState(error, CREDENTIAL_REFUSED_SQLSTATE);
 }
 
 /**

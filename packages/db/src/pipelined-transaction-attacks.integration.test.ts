@@ -1,3 +1,4 @@
+import net from "node:net";
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
@@ -157,5 +158,68 @@ describe("attacks on a pipelined tenant transaction", () => {
     expect(second).toMatchObject({ state: "resolved", value: b.organizationId });
     // A's insert, written as B, is nowhere.
     expect(await answers("attack-reopened")).toBe(0);
+  });
+
+  it("a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back", async () => {
+    // PostgreSQL behind a door of this test's own: shut (connections refused), then open.
+    const target = new URL(db.directAppUrl);
+    let door: net.Server | undefined;
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, "127.0.0.1", () => {
+        const address = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(address.port));
+      });
+    });
+    const open = () =>
+      new Promise<void>((resolve) => {
+        door = net
+          .createServer((client) => {
+            const server = net.connect(Number(target.port), target.hostname);
+            client.pipe(server).pipe(client);
+            client.on("error", () => server.destroy());
+            server.on("error", () => client.destroy());
+          })
+          .listen(port, "127.0.0.1", () => resolve());
+      });
+    const url = new URL(db.directAppUrl);
+    url.port = String(port);
+    const pool = connectDatabase(url.toString(), {
+      max: 1,
+      closeTimeoutS: 1,
+      connectTimeoutMs: 1_000,
+    });
+    pools.push(pool);
+    try {
+      // Refused, several at once and one after another, as calls during an outage are.
+      const refused = await Promise.all(
+        [1, 2, 3].map(() =>
+          within(
+            withTenant(pool.db, tenantOf(a), async () => 1),
+            4_000,
+          ),
+        ),
+      );
+      for (const attempt of refused) expect(attempt.state).toBe("rejected");
+      expect(
+        (
+          await within(
+            withTenant(pool.db, tenantOf(a), async () => 1),
+            4_000,
+          )
+        ).state,
+      ).toBe("rejected");
+      await open();
+      // postgres.js 3.4.9 handed the first connection to open to a reserve refused earlier,
+      // which never released it: with a pool of one, every later call hung (patched).
+      const back = await within(
+        withTenant(pool.db, tenantOf(a), async (tx) => (await tx.execute(tenantSetting))[0]),
+        6_000,
+      );
+      expect(back).toMatchObject({ state: "resolved", value: { value: a.organizationId } });
+    } finally {
+      // The door's close waits for its connections: the pool's go first.
+      await pools.splice(pools.indexOf(pool), 1)[0]?.close();
+      await new Promise((resolve) => (door ? door.close(resolve) : resolve(undefined)));
+    }
   });
 });

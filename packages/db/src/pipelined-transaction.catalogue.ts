@@ -144,4 +144,17 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
       why: "statements after the close go to whichever session the pool opens on the connection next",
     },
   },
+  {
+    check: attack(
+      "a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back",
+    ),
+    mutation: {
+      // The fault is postgres.js 3.4.9's; the mutation undoes North's patch of it
+      // (patches/postgres@3.4.9.patch), as installed.
+      file: "node_modules/postgres/src/index.js",
+      find: "    queries.length && connect(c, reserving(queries.shift()))\n",
+      replace: "    queries.length && connect(c, queries.shift())\n",
+      why: "a reserve refused during an outage is handed the first connection to open, which is never released",
+    },
+  },
 ];

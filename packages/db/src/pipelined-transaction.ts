@@ -33,6 +33,29 @@ let handoff: TransactionPlan | undefined;
 const ignore = () => {};
 
 /**
+ * The connection of the transaction whose work is being entered, set only while Drizzle runs
+ * synchronously from `begin` to the caller's work (see {@link adoptConnection}).
+ */
+let opening: postgres.Sql | undefined;
+const connections = new WeakMap<object, postgres.Sql>();
+
+/**
+ * Called first thing in a pipelined transaction's work with its Drizzle `tx`: remembers the
+ * connection below it, so statements built once (prepared.ts) run on it without Drizzle. Had
+ * Drizzle stopped reaching the work synchronously, nothing is adopted and they go through
+ * Drizzle instead.
+ */
+export function adoptConnection(tx: object): void {
+  if (opening) connections.set(tx, opening);
+  opening = undefined;
+}
+
+/** The connection below a pipelined transaction's `tx`, if it adopted one. */
+export function connectionOf(tx: object): postgres.Sql | undefined {
+  return connections.get(tx);
+}
+
+/**
  * Runs `transaction` (Drizzle's `db.transaction(work)`) with `plan` sent around the work. If
  * Drizzle ever stopped reaching `begin` synchronously, the tenant would not be sent first: that
  * is refused here, before any statement of the work can run.
@@ -94,7 +117,16 @@ export async function beginPipelined(
     let result: unknown;
     let tail: readonly RawStatement[];
     try {
-      result = await work(scoped(connection, prepare, session.gone));
+      const client = scoped(connection, prepare, session.gone);
+      // Drizzle reaches the caller's work synchronously, which adopts this connection.
+      opening = client;
+      let running: unknown;
+      try {
+        running = work(client);
+      } finally {
+        opening = undefined;
+      }
+      result = await running;
       // Built before anything is sent: a tail that throws rolls back like a work that throws,
       // never leaving the transaction open on a connection that goes back to the pool.
       tail = plan.tail?.(result) ?? [];

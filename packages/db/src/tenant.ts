@@ -1,5 +1,6 @@
 import { type Database, type Tx, transactionTimeoutMs } from "./client.ts";
-import { pipelined, type RawStatement } from "./pipelined-transaction.ts";
+import { ENTER_AS_API_TOKEN_FUNCTION } from "./definer-functions.ts";
+import { adoptConnection, pipelined, type RawStatement } from "./pipelined-transaction.ts";
 import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/index.ts";
 
 /** Whose request this is. Always taken from the authenticated principal, never from input. */
@@ -11,20 +12,50 @@ export interface Tenant {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The statement that opens a tenant transaction: the tenant (and, behind a transaction pooler,
- * whose connections carry no timeouts of their own — client.ts — the timeouts) with
- * `set_config(…, true)`, so the setting ends with the transaction and a pooled connection never
- * carries one request's tenant into the next.
+ * How a tenant transaction shows the database that its principal still holds, when North took
+ * the principal from memory instead of looking its token up for this request (decision 036): the
+ * hash of the API token presented, and what the remembered principal says it resolves to.
  */
-function tenantStatement(db: Database, organizationId: string, userId: string): RawStatement {
+export interface TenantProof {
+  apiTokenHash: string;
+  tokenId: string;
+  role: "member" | "manager";
+}
+
+/**
+ * The statement that opens a tenant transaction: the tenant — set by `set_config(…, true)`, or,
+ * with a proof, by `enter_as_api_token`, which sets it only once the token is proven — and,
+ * behind a transaction pooler, whose connections carry no timeouts of their own (client.ts), the
+ * timeouts. Every setting ends with the transaction, so a pooled connection never carries one
+ * request's tenant into the next.
+ */
+function tenantStatement(db: Database, tenant: Tenant, proof?: TenantProof): RawStatement {
   const ms = transactionTimeoutMs(db);
-  const params = [TENANT_ORGANIZATION_SETTING, organizationId, TENANT_USER_SETTING, userId];
-  if (ms === undefined) {
-    return { text: "select set_config($1, $2, true), set_config($3, $4, true)", params };
-  }
+  const enter = proof
+    ? {
+        text: `select public.${ENTER_AS_API_TOKEN_FUNCTION}($1, $2, $3, $4, $5)`,
+        params: [
+          proof.apiTokenHash,
+          proof.tokenId,
+          tenant.organizationId,
+          tenant.userId,
+          proof.role,
+        ],
+      }
+    : {
+        text: "select set_config($1, $2, true), set_config($3, $4, true)",
+        params: [
+          TENANT_ORGANIZATION_SETTING,
+          tenant.organizationId,
+          TENANT_USER_SETTING,
+          tenant.userId,
+        ],
+      };
+  if (ms === undefined) return enter;
+  const n = enter.params.length + 1;
   return {
-    text: "select set_config($1, $2, true), set_config($3, $4, true), set_config('statement_timeout', $5, true), set_config('idle_in_transaction_session_timeout', $5, true)",
-    params: [...params, String(ms)],
+    text: `${enter.text}, set_config('statement_timeout', $${n}, true), set_config('idle_in_transaction_session_timeout', $${n}, true)`,
+    params: [...enter.params, String(ms)],
   };
 }
 
@@ -32,19 +63,27 @@ function tenantStatement(db: Database, organizationId: string, userId: string): 
  * Runs `work` in one transaction on the given pool with the tenant set first. Policies read
  * the tenant; without it every tenant table reads as empty. The tenant goes out with BEGIN and
  * the work's first statement in one write, and `tail` (the audit row of a tool call, built from
- * the work's result) with COMMIT (decision 035): a tool call is two round trips.
+ * the work's result) with COMMIT (decision 035): a tool call is two round trips. With a
+ * `proof`, the tenant is set by the database only once the token proves to still name it
+ * (decision 036), so a request need not look its token up before the call.
  */
 export async function withTenant<T>(
   db: Database,
   tenant: Tenant,
   work: (tx: Tx) => Promise<T>,
   tail?: (result: T) => readonly RawStatement[],
+  options: { proof?: TenantProof } = {},
 ): Promise<T> {
   if (!UUID.test(tenant.organizationId) || !UUID.test(tenant.userId)) {
     throw new TypeError("withTenant needs uuid organization and user ids");
   }
-  const head = [tenantStatement(db, tenant.organizationId, tenant.userId)];
-  return pipelined({ head, tail }, () => db.transaction(work));
+  const head = [tenantStatement(db, tenant, options.proof)];
+  return pipelined({ head, tail }, () =>
+    db.transaction((tx) => {
+      adoptConnection(tx);
+      return work(tx);
+    }),
+  );
 }
 
 /**
@@ -57,6 +96,11 @@ export async function withOrganization<T>(
   work: (tx: Tx) => Promise<T>,
 ): Promise<T> {
   if (!UUID.test(organizationId)) throw new TypeError("withOrganization needs a uuid");
-  const head = [tenantStatement(db, organizationId, "")];
-  return pipelined({ head }, () => db.transaction(work));
+  const head = [tenantStatement(db, { organizationId, userId: "" })];
+  return pipelined({ head }, () =>
+    db.transaction((tx) => {
+      adoptConnection(tx);
+      return work(tx);
+    }),
+  );
 }

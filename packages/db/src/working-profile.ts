@@ -10,6 +10,7 @@ import {
 import { and, eq, ne, or, sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
 import { callManagerOnly } from "./manager-only.ts";
+import { prepareStatement, runStatement, timestampOf } from "./prepared.ts";
 import { workingProfileAnswers as answers } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -82,11 +83,12 @@ export async function saveAnswer(tx: Tx, params: SaveAnswerParams): Promise<Save
 
   if (params.expectedVersion === undefined) {
     if (kind !== "caller-auto") {
-      const [created] = await tx
-        .insert(answers)
-        .values({ organizationId, ownerUserId: userId, questionId, ...pair })
-        .onConflictDoNothing()
-        .returning({ version: answers.version });
+      const [created] = await runStatement(tx, CREATE_ANSWER, {
+        organizationId,
+        ownerUserId: userId,
+        questionId,
+        ...pair,
+      });
       if (created) return { outcome: "created", questionId, answerVersion: created.version };
     }
     const settled = await settle();
@@ -142,21 +144,71 @@ export interface ProfileEntry {
   updatedAt: Date;
 }
 
+/** A create: the new row's version, or no row when the question id is taken. */
+const CREATE_ANSWER = prepareStatement<
+  {
+    organizationId: string;
+    ownerUserId: string;
+    questionId: string;
+    questionText: string;
+    answer: string;
+  },
+  { version: number }
+>(
+  ["organizationId", "ownerUserId", "questionId", "questionText", "answer"],
+  (db, p) =>
+    db.insert(answers).values(p).onConflictDoNothing().returning({ version: answers.version }),
+  (row) => ({ version: Number(row.version) }),
+);
+
+/** The caller's rows, oldest first (the order `positionOf` pages in). */
+const READ_PROFILE = prepareStatement<
+  { organizationId: string; ownerUserId: string },
+  {
+    questionId: string;
+    /** Null on rows saved before the question text was recorded (SPEC §6). */
+    questionText: string | null;
+    answer: string;
+    version: number;
+    createdAt: Date;
+    updatedAt: Date;
+  }
+>(
+  ["organizationId", "ownerUserId"],
+  (db, p) =>
+    db
+      .select({
+        questionId: answers.questionId,
+        questionText: answers.questionText,
+        answer: answers.answer,
+        version: answers.version,
+        createdAt: answers.createdAt,
+        updatedAt: answers.updatedAt,
+      })
+      .from(answers)
+      .where(
+        and(eq(answers.organizationId, p.organizationId), eq(answers.ownerUserId, p.ownerUserId)),
+      )
+      .orderBy(answers.createdAt, answers.questionId),
+  (row) => ({
+    questionId: String(row.question_id),
+    questionText: row.question_text === null ? null : String(row.question_text),
+    answer: String(row.answer),
+    version: Number(row.version),
+    createdAt: timestampOf(row.created_at),
+    updatedAt: timestampOf(row.updated_at),
+  }),
+);
+
 /** Every row of the caller's profile, oldest first, with no row limit. */
 export async function readProfile(
   tx: Tx,
   params: { owner: Tenant; locale?: Locale },
 ): Promise<ProfileEntry[]> {
-  const rows = await tx
-    .select()
-    .from(answers)
-    .where(
-      and(
-        eq(answers.organizationId, params.owner.organizationId),
-        eq(answers.ownerUserId, params.owner.userId),
-      ),
-    )
-    .orderBy(answers.createdAt, answers.questionId);
+  const rows = await runStatement(tx, READ_PROFILE, {
+    organizationId: params.owner.organizationId,
+    ownerUserId: params.owner.userId,
+  });
   return rows.map((row) => ({
     questionId: row.questionId,
     ...displayQuestion(row.questionId, row.questionText, params.locale),

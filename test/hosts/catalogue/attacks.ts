@@ -148,8 +148,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: BUDGET,
-      find: "    : sorted.filter((item) => compare(position(item), cursor) > 0);",
-      replace: "    : sorted.filter((item) => compare(position(item), cursor) >= 0);",
+      find: "keyed.filter(({ key }) => compare(key, cursor) > 0);",
+      replace: "keyed.filter(({ key }) => compare(key, cursor) >= 0);",
       why: "a page starts at the cursor's row instead of after it, repeating it",
     },
   },
@@ -160,8 +160,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: FENCE,
-      find: '    .replace(/</g, "\\\\u003c")\n',
-      replace: "",
+      find: "  /[<>\\u2028",
+      replace: "  /[>\\u2028",
       why: "the fence leaves `<` as it is, so a body can close the fence",
     },
   },
@@ -208,8 +208,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: FENCE,
-      find: "    .replace(LOOK_ALIKE_BRACKET, (c) => `\\\\u${(c.codePointAt(0) ?? 0).toString(16)}`)\n",
-      replace: "",
+      find: "\\uFF1C\\uFF1E\\uFE64\\uFE65\\u2039\\u203A\\u3008\\u3009\\u27E8\\u27E9\\u2329\\u232A]",
+      replace: "]",
       why: "look-alike brackets left as they are in the fence",
     },
   },

@@ -32,8 +32,9 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: STORE,
       why: "the profile read misses the lawyer's own rows, so known questions are suggested again",
-      find: "        eq(answers.ownerUserId, params.owner.userId),",
-      replace: "        ne(answers.ownerUserId, params.owner.userId),",
+      find: "and(eq(answers.organizationId, p.organizationId), eq(answers.ownerUserId, p.ownerUserId)),",
+      replace:
+        "and(eq(answers.organizationId, p.organizationId), ne(answers.ownerUserId, p.ownerUserId)),",
     },
   },
   {

@@ -37,9 +37,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: MCP_ROUTES,
-      find: 'const refused = await meterPost(body, principal, c.get("requestId"), options);',
+      find: "const refused = await meterPost(body, principal, requestId, { ...options, prove: proven });",
       replace:
-        'const refused = Array.isArray(body)\n      ? await meterPost(body, principal, c.get("requestId"), options)\n      : undefined;',
+        "const refused = Array.isArray(body)\n      ? await meterPost(body, principal, requestId, { ...options, prove: proven })\n      : undefined;",
       why: "meter batches only, as if a single message were cheap enough",
     },
   },
@@ -62,7 +62,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: MCP_ROUTES,
-      find: 'const refused = await meterPost(null, principal, c.get("requestId"), options);\n      if (refused) return refused;\n',
+      find: "const refused = await meterPost(null, await proven(), requestId, options);\n      if (refused) return refused;\n",
       replace: "",
       why: "answer an unparseable body 400 without charging it",
     },

@@ -2,6 +2,7 @@ import { TOKEN_PREFIX } from "@north/db";
 import { type Context, Hono } from "hono";
 import { bearerToken } from "../auth.ts";
 import { authorize } from "../capabilities/index.ts";
+import { type CredentialProof, proofFor, samePrincipal } from "../credential-proof.ts";
 import { describeError } from "../logger.ts";
 import type { AppMetrics } from "../metrics.ts";
 import type { Principal } from "../principal.ts";
@@ -23,6 +24,11 @@ export interface McpRoutesOptions
   challenge: string;
   /** The protected-resource metadata URL, in OAuth mode: a host holding an OAuth token can step up. */
   metadataUrl?: string;
+  /**
+   * The request's principal as the database says now, never remembered; throws the app's 401
+   * when its credentials no longer hold (decision 036).
+   */
+  lookUp: (request: Request) => Promise<Principal>;
 }
 
 /**
@@ -69,6 +75,13 @@ function insufficientScope(
   );
 }
 
+/** A single tools/call request: the one message whose own transaction proves its principal. */
+function isToolCall(body: unknown): boolean {
+  if (!body || typeof body !== "object" || Array.isArray(body)) return false;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  return method === "tools/call" && id !== undefined;
+}
+
 /** Stateless server: no standalone SSE stream to open and no session to end (MCP transports spec). */
 const notAllowed = () =>
   new Response(
@@ -99,23 +112,36 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
   });
 
   app.post("/mcp", async (c) => {
-    const principal = c.get("principal");
+    let principal = c.get("principal");
+    const requestId = c.get("requestId");
+    /**
+     * A remembered principal (decision 036) is answered only once proven: by the transaction of
+     * the tool call it serves, else by looking its credential up here, before anything else.
+     */
+    const proven = async () => {
+      if (principal.unproven) principal = await options.lookUp(c.req.raw);
+      return principal;
+    };
     let body: unknown;
     try {
       body = JSON.parse(await c.req.text());
     } catch {
       // A body that does not parse is one message all the same.
-      const refused = await meterPost(null, principal, c.get("requestId"), options);
+      const refused = await meterPost(null, await proven(), requestId, options);
       if (refused) return refused;
       return c.json(
         { jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null },
         400,
       );
     }
+    if (!isToolCall(body)) await proven();
     // Every message counts against the principal's protocol budget, before any server work.
-    const refused = await meterPost(body, principal, c.get("requestId"), options);
+    const refused = await meterPost(body, principal, requestId, { ...options, prove: proven });
     if (refused) return refused;
-    const missing = missingScopes(principal, body, options.capabilities);
+    let missing = missingScopes(principal, body, options.capabilities);
+    if (missing && principal.unproven) {
+      missing = missingScopes(await proven(), body, options.capabilities);
+    }
     if (missing) {
       return insufficientScope(
         c,
@@ -141,22 +167,37 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
           `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}"`,
       );
     }
-    const build = () =>
-      createMcpServer(
-        principal,
-        {
-          db: options.db,
-          limiter: options.limiter,
-          logger: options.logger,
-          fingerprint: options.fingerprint,
-          now: options.now,
-          capabilities: options.capabilities,
-          gate: options.gate,
-          metrics: options.metrics,
-        },
-        { requestId: c.get("requestId") },
+    const serve = (as: Principal, proof?: CredentialProof) =>
+      entry.serve(c.req.raw, body, () =>
+        createMcpServer(
+          as,
+          {
+            db: options.db,
+            limiter: options.limiter,
+            logger: options.logger,
+            fingerprint: options.fingerprint,
+            now: options.now,
+            capabilities: options.capabilities,
+            gate: options.gate,
+            metrics: options.metrics,
+          },
+          { requestId, proof },
+        ),
       );
-    return entry.serve(c.req.raw, body, build);
+    const proof = proofFor(principal);
+    const response = await serve(principal, proof);
+    if (!proof || proof.state === "proven") return response;
+    // No transaction proved it (none ran, or the database refused the token): look it up. A
+    // refused call changed nothing, so it is served again as whoever the token names now.
+    if (proof.state === "refused") {
+      options.logger.info(
+        { requestId, outcome: "credential_refused" },
+        "the database refused a remembered credential: looked up again",
+      );
+    }
+    const current = await options.lookUp(c.req.raw);
+    if (proof.state === "pending" && samePrincipal(current, principal)) return response;
+    return serve(current);
   });
 
   app.get("/mcp", notAllowed);

@@ -109,7 +109,7 @@ export const readWorkingProfile = {
           )
         : undefined;
     const page = profilePage(rows, after, RESULT_CHAR_BUDGET - jsonCost(suggested ?? []));
-    const entries = page.rows.map(entryOf);
+    const { entries } = page;
     const summary = suggested
       ? `${entries.length} saved entries shown; ${suggested.length} optional suggested questions (custom questions welcome).`
       : `${entries.length} saved entries shown.`;
@@ -157,8 +157,17 @@ export function profilePage(
   options: { withEntries: boolean; ceiling: number } = { withEntries: true, ceiling: ITEM_CEILING },
 ) {
   const ordered: PagedEntry[] = pageAfter(rows, positionOfEntry, "asc", after);
-  const cost = (row: PagedEntry) =>
-    jsonCost(profileLine(row)) + (options.withEntries ? jsonCost(entryOf(row)) : 0);
+  // Each row is rendered once: its fenced line and its entry, costed, then sent as costed.
+  const rendered = new Map<PagedEntry, { line: string; entry?: ReturnType<typeof entryOf> }>();
+  const render = (row: PagedEntry) => {
+    const done = { line: profileLine(row), entry: options.withEntries ? entryOf(row) : undefined };
+    rendered.set(row, done);
+    return done;
+  };
+  const cost = (row: PagedEntry) => {
+    const { line, entry } = render(row);
+    return jsonCost(line) + (entry ? jsonCost(entry) : 0);
+  };
   const page = takeWithin(ordered, cost, budget);
   // One entry that does not fit even alone (text that escapes to several characters each, `<`
   // or quotes) has its answer cut to fit, and says so: a result never passes the host's cut.
@@ -171,6 +180,7 @@ export function profilePage(
     );
     page.included[0] = { ...first, answer, cut: true };
   }
+  const sent = page.included.map((row) => rendered.get(row) ?? render(row));
   const last = page.included.at(-1);
   const more =
     page.leftOut > 0 && last
@@ -179,9 +189,10 @@ export function profilePage(
           next_cursor: encodeCursor(PROFILE_LISTING, positionOfEntry(last)),
         }
       : {};
-  const fence = renderProfileFence(page.included);
+  const fence = renderProfileFence(sent.map(({ line }) => line));
   const block = more.next_cursor
     ? `${fence}\n${leftOutSentence(more.left_out, "profile entries were", READ_TOOL, more.next_cursor)}`
     : fence;
-  return { rows: page.included, block, more };
+  const entries = sent.flatMap(({ entry }) => (entry ? [entry] : []));
+  return { rows: page.included, entries, block, more };
 }

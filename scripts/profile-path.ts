@@ -1,0 +1,175 @@
+/**
+ * `bun scripts/profile-path.ts [save|read|recall|ping] [seconds]`: the server's CPU per call on
+ * the product path, in process (`app.fetch`, no socket, no client), so one can profile it
+ * (`bun --cpu-prof-md scripts/profile-path.ts read`) without the bench's seeding and clients.
+ * Eight concurrent callers (PROFILE_CALLERS), each with a real API token; prints µs of CPU per
+ * call. Modes: ping, read, save, recall (tools/call through `app.fetch`), token (the token check
+ * alone), tenant-read (the profile read's tenant transaction alone). PROFILE_REVISION=2026-07-28
+ * sends the new revision's envelope. The machine is noisy: compare runs taken side by side.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  addMember,
+  auditStatement,
+  connectDatabase,
+  createApiToken,
+  createOrganization,
+  readProfile,
+  resolveApiToken,
+  withTenant,
+} from "@north/db";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createLogger,
+  createRateLimiter,
+} from "@north/mcp-server";
+import { createBenchDatabase } from "./bench-database.ts";
+
+const workload = process.argv[2] ?? "read";
+const seconds = Number(process.argv[3] ?? 5);
+const CALLERS = Number(process.env.PROFILE_CALLERS ?? 8);
+const bench = await createBenchDatabase("north_profile");
+try {
+  const owner = connectDatabase(bench.ownerUrl, { max: 2 });
+  const org = await createOrganization(owner.db, { name: "Profile" });
+  const tokens: string[] = [];
+  for (let i = 0; i < CALLERS; i++) {
+    const m = await addMember(owner.db, { organizationId: org.id, email: `p${i}@example.test` });
+    await owner.client`
+      insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+      select ${m.organizationId}, ${m.userId}, 'seed-' || g, 'Seed question ' || g || '?', repeat('answer ', 20)
+      from generate_series(1, 10) g`;
+    const created = await createApiToken(owner.db, {
+      organizationId: m.organizationId,
+      userId: m.userId,
+      scopes: ["profile:write", "memory:read", "memory:write"],
+      expiresAt: null,
+    });
+    tokens.push(created.token);
+  }
+  await owner.client`
+    insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+    select ${org.id}, (select owner_user_id from working_profile_answers limit 1), 'fact', 'stated',
+           'Memory ' || g || ' about term' || (g % 50) || ' and term' || ((g * 7) % 50),
+           'bench', now() + interval '90 days'
+    from generate_series(1, 20000) g`;
+  await owner.client`analyze memories`;
+  const app = connectDatabase(bench.appUrl, { max: 10, statementTimeoutMs: 5_000 });
+  const principals = new Map<string, { organizationId: string; userId: string; tokenId: string }>();
+  for (const token of tokens) {
+    const r = await resolveApiToken(app.db, token);
+    if (r) principals.set(token, r);
+  }
+  const mcp = buildMcpApp({
+    db: app.db,
+    resolvePrincipal: createAuthResolver(app.db),
+    limiter: createRateLimiter({
+      writesPerMinute: 1e9,
+      readsPerMinute: 1e9,
+      protocolRequestsPerMinute: 1e9,
+    }),
+    logger: createLogger({ level: "warn" }),
+    auditKey: randomBytes(32).toString("hex"),
+  });
+  const modern = process.env.PROFILE_REVISION === "2026-07-28";
+  const body = (n: number) => {
+    const message =
+      workload === "ping"
+        ? { method: "ping", params: {} }
+        : {
+            method: "tools/call",
+            params:
+              workload === "save"
+                ? {
+                    name: "north__working_profile_answer",
+                    arguments: { question: `Q ${n}?`, answer: "A benchmark answer." },
+                  }
+                : workload === "recall"
+                  ? {
+                      name: "north__memory_recall",
+                      arguments: { query: `term${n % 50}`, limit: 5 },
+                    }
+                  : { name: "north__working_profile", arguments: {} },
+          };
+    const params = modern
+      ? {
+          ...message.params,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { name: "profile", version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        }
+      : message.params;
+    return { jsonrpc: "2.0", id: n, method: message.method, params };
+  };
+  const call = async (token: string, n: number) => {
+    if (workload === "token") {
+      if (!(await resolveApiToken(app.db, token))) throw new Error("token refused");
+      return;
+    }
+    if (workload === "tenant-read") {
+      const p = principals.get(token);
+      if (!p) throw new Error("no principal");
+      await withTenant(
+        app.db,
+        p,
+        (tx) => readProfile(tx, { owner: p }),
+        () => [
+          auditStatement({
+            tool: "north__working_profile",
+            outcome: "read",
+            tokenId: p.tokenId,
+            requestId: crypto.randomUUID(),
+          }),
+        ],
+      );
+      return;
+    }
+    const b = body(n);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": modern ? "2026-07-28" : "2025-11-25",
+      host: "127.0.0.1",
+    };
+    if (modern) {
+      headers["mcp-method"] = b.method;
+      if (b.method === "tools/call") headers["mcp-name"] = (b.params as { name: string }).name;
+    }
+    const response = await mcp.fetch(
+      new Request("http://127.0.0.1/mcp", { method: "POST", headers, body: JSON.stringify(b) }),
+    );
+    const text = await response.text();
+    if (response.status !== 200 || text.includes('"isError":true') || text.includes('"error"')) {
+      throw new Error(`call failed: ${response.status} ${text.slice(0, 300)}`);
+    }
+  };
+  const loop = async (until: number) => {
+    let calls = 0;
+    await Promise.all(
+      tokens.map(async (token, i) => {
+        for (let n = i * 1_000_000; performance.now() < until; n++) {
+          await call(token, n);
+          calls++;
+        }
+      }),
+    );
+    return calls;
+  };
+  await loop(performance.now() + 2_000);
+  const cpu = process.cpuUsage();
+  const t0 = performance.now();
+  const calls = await loop(performance.now() + seconds * 1000);
+  const used = process.cpuUsage(cpu);
+  const elapsed = (performance.now() - t0) / 1000;
+  console.log(
+    `${workload}${modern ? " (2026-07-28)" : ""}: ${calls} calls in ${elapsed.toFixed(1)} s, ${(calls / elapsed).toFixed(0)}/s, ${((used.user + used.system) / calls).toFixed(0)} µs CPU per call (user ${(used.user / calls).toFixed(0)}, sys ${(used.system / calls).toFixed(0)})`,
+  );
+  await app.client.end();
+  await owner.client.end();
+} finally {
+  await bench.drop();
+}
