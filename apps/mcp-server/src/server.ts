@@ -121,8 +121,8 @@ class NorthServer extends Server {
       // An initialize enveloped as 2026-07-28 asks for a removed method: the SDK's 404. One whose
       // envelope names a 2025 revision is a 2025 initialize, checked here like any other.
       if (
+        (message as { method?: unknown }).method === "initialize" &&
         isJSONRPCRequest(message) &&
-        message.method === "initialize" &&
         !envelopesModernRevision(message)
       ) {
         const parsed = INITIALIZE_PARAMS.safeParse(message.params);
@@ -144,9 +144,28 @@ class NorthServer extends Server {
 }
 
 function withoutTask<T extends JSONRPCMessage>(message: T): T {
-  if (!isJSONRPCRequest(message) || !message.params || !("task" in message.params)) return message;
+  // The cheap test first: almost no message carries a task.
+  const claimed = (message as { params?: unknown }).params;
+  if (!claimed || typeof claimed !== "object" || !("task" in claimed)) return message;
+  if (!isJSONRPCRequest(message) || !message.params) return message;
   const { task: _ignored, ...params } = message.params;
   return { ...message, params };
+}
+
+/**
+ * The instructions for a set of active capabilities, composed once per set (there are at most a
+ * few dozen: one per combination of scopes) instead of once per request.
+ */
+const composed = new WeakMap<readonly Capability[], Map<string, string>>();
+function instructionsFor(all: readonly Capability[], active: readonly Capability[]): string {
+  const bySet = composed.get(all) ?? new Map<string, string>();
+  composed.set(all, bySet);
+  const key = active.map((c) => c.id).join(" ");
+  const known = bySet.get(key);
+  if (known !== undefined) return known;
+  const instructions = composeInstructions(active);
+  bySet.set(key, instructions);
+  return instructions;
 }
 
 const SAFE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -189,7 +208,7 @@ export function createMcpServer(
   };
   const server = new NorthServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, prompts: { listChanged: false } },
-    instructions: composeInstructions(capabilities),
+    instructions: instructionsFor(all, capabilities),
     jsonSchemaValidator: sharedValidator,
     cacheHints: {
       "tools/list": LIST_CACHE_HINT,

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   cutToFit,
@@ -23,6 +24,29 @@ describe("jsonCost", () => {
   it("weighs each non-ASCII character twice (about a token each)", () => {
     expect(jsonCost("é")).toBe('"é"'.length + 1 + 1);
     expect(jsonCost("日本")).toBe('"日本"'.length + 2 + 1);
+  });
+
+  it("counts a string exactly as its JSON would, whatever it holds", () => {
+    const general = (text: string) => {
+      const json = JSON.stringify(text);
+      let nonAscii = 0;
+      for (let i = 0; i < json.length; i++) if (json.charCodeAt(i) > 0x7f) nonAscii++;
+      return json.length + nonAscii + 1;
+    };
+    for (const text of [
+      "",
+      "\u0000\u001f\b\t\n\f\r",
+      "\ud83d\ude00",
+      "\ud83d",
+      "\ude00x",
+      "é\u2028<",
+    ]) {
+      expect(jsonCost(text), JSON.stringify(text)).toBe(general(text));
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (text) => jsonCost(text) === general(text)),
+      { numRuns: 2000 },
+    );
   });
 
   it("costs nothing more than a separator for undefined", () => {

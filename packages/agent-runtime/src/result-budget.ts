@@ -35,10 +35,39 @@ export const BRIEFING_PROFILE_CHAR_BUDGET = 16_000;
  * text runs about four characters a token; other scripts and marks about one a character).
  */
 export function jsonCost(value: unknown): number {
+  if (typeof value === "string") return jsonStringCost(value);
   const json = JSON.stringify(value) ?? "";
   let nonAscii = 0;
   for (let i = 0; i < json.length; i++) if (json.charCodeAt(i) > 0x7f) nonAscii++;
   return json.length + nonAscii + 1;
+}
+
+/** The short escapes JSON writes for control characters (`\b \t \n \f \r`); others are `\u00XX`. */
+const SHORT_ESCAPES = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
+
+/**
+ * {@link jsonCost} of a string, counted as `JSON.stringify` would write it but without writing it
+ * (a read costs every fenced line this way): quotes and backslashes take two characters, control
+ * characters two or six, a lone surrogate six (`\uXXXX`, ASCII), anything else its own code
+ * units, each non-ASCII one twice. A test holds it equal to the general count.
+ */
+function jsonStringCost(text: string): number {
+  let cost = 3; // the quotes and the separator
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20) cost += SHORT_ESCAPES.has(c) ? 2 : 6;
+    else if (c === 0x22 || c === 0x5c) cost += 2;
+    else if (c < 0x80) cost += 1;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        cost += 4;
+        i++;
+      } else cost += 6;
+    } else if (c >= 0xdc00 && c <= 0xdfff) cost += 6;
+    else cost += 2;
+  }
+  return cost;
 }
 
 /**
