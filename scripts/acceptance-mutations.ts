@@ -1617,8 +1617,8 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: SERVER,
-      find: '        message.method === "initialize" &&\n        !envelopesModernRevision(message)\n',
-      replace: '        message.method === "initialize"\n',
+      find: "        isJSONRPCRequest(message) &&\n        !envelopesModernRevision(message)\n",
+      replace: "        isJSONRPCRequest(message)\n",
       why: "check every initialize's params as a 2025 one, enveloped or not",
     },
   },

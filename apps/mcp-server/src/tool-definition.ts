@@ -56,6 +56,13 @@ export interface ToolContext {
   logger: Logger;
   /** Keyed fingerprint (hex) of a subject's canonical text; the same key as the ledger's. */
   fingerprintSubject: (canonical: string) => string;
+  /**
+   * Runs the call's last statement — `statement` must send exactly one, before its first
+   * `await` — with the call's audit row and COMMIT in the same write, so a read is one round trip
+   * (decision 036). `audit` must be the note the handler then returns; no statement may follow.
+   * Without it, the audit row goes out after the handler returns.
+   */
+  last<T>(audit: AuditNote, statement: () => Promise<T>): Promise<T>;
 }
 
 /** What a tool's {@link ToolDefinition.stepUp} may look at: the caller, and their tenant. */

@@ -3,6 +3,7 @@ import {
   type AuditOutcome,
   auditStatement,
   type Database,
+  finishWith,
   hasSqlState,
   isCredentialRefused,
   isDatabaseUnavailable,
@@ -23,7 +24,13 @@ import {
   UNAVAILABLE_REFUSAL,
 } from "./refusal.ts";
 import type { TenantGate } from "./tenant-gate.ts";
-import type { Fingerprinter, ToolDefinition, ToolOutcome, ToolResult } from "./tool-definition.ts";
+import type {
+  AuditNote,
+  Fingerprinter,
+  ToolDefinition,
+  ToolOutcome,
+  ToolResult,
+} from "./tool-definition.ts";
 
 export interface RunContext {
   db: Database;
@@ -183,6 +190,8 @@ async function runAudited(
   if (!decision.allowed) return refuse(decision.retryAfterS);
 
   let outcome: ToolOutcome<unknown>;
+  /** The note the handler audited its last statement with (`ctx.last`), if it did. */
+  let sentWithLast: AuditNote | undefined;
   try {
     const transaction = () =>
       inTenant(
@@ -195,6 +204,11 @@ async function runAudited(
             runId: ctx.runId,
             logger: ctx.logger,
             fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
+            last: (note, statement) => {
+              sentWithLast = note;
+              const event = audit(note.outcome, note.target, note.affected, note.reason);
+              return finishWith(tx, [auditStatement(event)], statement);
+            },
           }),
         (result) =>
           audit(
@@ -227,6 +241,13 @@ async function runAudited(
     if (timedOut) return { result: refusedToolResult(TIMEOUT_REFUSAL), outcome: "timeout" };
     throw new InternalToolError();
   }
+  if (sentWithLast && !sameNote(sentWithLast, outcome.audit)) {
+    // A handler's fault: the row written with COMMIT says other than the call's answer.
+    ctx.logger.error(
+      { requestId, tool: tool.name },
+      "the audit sent with the last statement differs",
+    );
+  }
   log(outcome.audit.outcome);
   return {
     result: {
@@ -239,6 +260,12 @@ async function runAudited(
     outcome: outcome.audit.outcome,
   };
 }
+
+const sameNote = (a: AuditNote, b: AuditNote) =>
+  a.outcome === b.outcome &&
+  a.target === b.target &&
+  a.affected === b.affected &&
+  a.reason === b.reason;
 
 /** SQLSTATE 57014: the statement was cancelled, here by `statement_timeout`. */
 const QUERY_CANCELED = "57014";

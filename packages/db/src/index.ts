@@ -132,7 +132,7 @@ export {
   isCredentialRefused,
   isDatabaseUnavailable,
 } from "./pg-errors.ts";
-export type { RawStatement } from "./pipelined-transaction.ts";
+export { finishWith, type RawStatement } from "./pipelined-transaction.ts";
 export {
   MAINTENANCE_LOGIN_DEFAULT,
   PROVISIONED_TABLES,

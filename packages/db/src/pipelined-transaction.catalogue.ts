@@ -39,8 +39,8 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     check: check("writes the tail in the same transaction as the work, after its statements"),
     mutation: {
       file: FILE,
-      find: "const sentTail = tail.map(statement);",
-      replace: "const sentTail: Promise<unknown>[] = [];",
+      find: 'ending = { tail: tail.map(statement), commit: send("commit") };',
+      replace: 'ending = { tail: [], commit: send("commit") };',
       why: "the tail (a tool call's audit row) is never sent",
     },
   },
@@ -57,8 +57,8 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     check: check("rolls back a work that throws, sends no tail, and leaves the pool usable"),
     mutation: {
       file: FILE,
-      find: '      await send("rollback").catch(ignore);\n',
-      replace: "",
+      find: '      await (ending ? ending.commit : send("rollback")).catch(ignore);\n',
+      replace: "      await (ending ? ending.commit : Promise.resolve()).catch(ignore);\n",
       why: "a failed work's connection goes back to the pool inside its aborted transaction",
     },
   },
@@ -99,14 +99,15 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: FILE,
-      find: "      tail = plan.tail?.(result) ?? [];\n",
-      replace: "      tail = [];\n",
+      find: "        const tail = plan.tail?.(result) ?? [];\n        refuseUnbuildable(tail);\n        end(tail);\n",
+      replace: "",
       why: "the tail is built after the work's try: a tail that throws leaves BEGIN without ROLLBACK",
       also: [
         {
           file: FILE,
-          find: "const sentTail = tail.map(statement);",
-          replace: "const sentTail = (plan.tail?.(result) ?? []).map(statement);",
+          find: "    const sent = ending as NonNullable<typeof ending>;",
+          replace:
+            "    if (!ending) end(plan.tail?.(result) ?? []);\n    const sent = ending as NonNullable<typeof ending>;",
         },
       ],
     },
@@ -155,6 +156,37 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
       find: "    queries.length && connect(c, reserving(queries.shift()))\n",
       replace: "    queries.length && connect(c, queries.shift())\n",
       why: "a reserve refused during an outage is handed the first connection to open, which is never released",
+    },
+  },
+  {
+    check: check(
+      "ends with the work's last statement: its tail and COMMIT go with it, and nothing may follow",
+    ),
+    mutation: {
+      file: FILE,
+      find: "          if (ended()) return refused(transactionEnded());\n",
+      replace: "",
+      why: "a statement after the early COMMIT runs on the connection, outside the transaction",
+    },
+  },
+  {
+    check: check(
+      "rolls a failing last statement back with the work before it and the tail sent with it",
+    ),
+    mutation: {
+      file: FILE,
+      find: "            sent.catch(ignore);\n            finish(sent);\n",
+      replace: "            finish(sent);\n            sent.catch(ignore);\n",
+      why: "the tail and COMMIT are written before the last statement, which then runs on its own",
+    },
+  },
+  {
+    check: check("refuses a last statement that is not sent at once, before anything of it runs"),
+    mutation: {
+      file: FILE,
+      find: "  if (!sent) {\n    running.catch(ignore);\n    throw new TypeError(",
+      replace: "  if (false) {\n    running.catch(ignore);\n    throw new TypeError(",
+      why: "a statement sent after its first await is taken for the last, unannounced",
     },
   },
 ];

@@ -4,7 +4,9 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { auditStatement } from "./audit.ts";
 import { connectDatabase, type DatabaseHandle, type Tx } from "./client.ts";
-import { pipelined } from "./pipelined-transaction.ts";
+import { hasSqlState } from "./pg-errors.ts";
+import { finishWith, pipelined } from "./pipelined-transaction.ts";
+import { prepareStatement, runStatement } from "./prepared.ts";
 import { withTenant } from "./tenant.ts";
 
 /**
@@ -45,6 +47,18 @@ const auditCount = async (w: Workspace, tool: string) => {
     select count(*)::int as n from audit_events where organization_id = ${w.organizationId} and tool = ${tool}`;
   return row?.n;
 };
+
+/** Statements built once, as a tool call's last statement is (prepared.ts). */
+const TENANT_SETTING = prepareStatement(
+  [],
+  () => sql`select current_setting('north.organization_id', true) as value`,
+  (row) => ({ value: String(row.value) }),
+);
+const DIVIDE_BY_ZERO = prepareStatement(
+  [],
+  () => sql`select 1 / 0 as n`,
+  (row) => row,
+);
 
 describe("a pipelined tenant transaction", () => {
   it("sets the tenant before the work's first statement, for every one of many concurrent transactions", async () => {
@@ -155,5 +169,62 @@ describe("a pipelined tenant transaction", () => {
     expect(() => pipelined({ head: [] }, () => Promise.resolve(1))).toThrow(
       "the pipelined transaction's plan was not taken by begin",
     );
+  });
+
+  it("ends with the work's last statement: its tail and COMMIT go with it, and nothing may follow", async () => {
+    const result = await withTenant(
+      small.db,
+      tenantOf(a),
+      async (tx) => {
+        await insertAnswer(tx, "pipelined-last-1");
+        const [row] = await finishWith(tx, audited("t_last")(), () =>
+          runStatement(tx, TENANT_SETTING, {}),
+        );
+        const after = await tx.execute(sql`select 1`).then(
+          () => "ran",
+          (error: unknown) =>
+            hasSqlState(error, "TRANSACTION_ENDED") ? "TRANSACTION_ENDED" : error,
+        );
+        return { value: row?.value, after };
+      },
+      audited("t_last_plan"),
+    );
+    expect(result).toEqual({ value: a.organizationId, after: "TRANSACTION_ENDED" });
+    const [row] = await db.owner.client<{ n: number }[]>`
+      select count(*)::int as n from working_profile_answers where question_id = 'pipelined-last-1'`;
+    expect(row?.n).toBe(1);
+    // The tail sent with the last statement, once; the plan's own tail never.
+    expect(await auditCount(a, "t_last")).toBe(1);
+    expect(await auditCount(a, "t_last_plan")).toBe(0);
+  });
+
+  it("rolls a failing last statement back with the work before it and the tail sent with it", async () => {
+    const failed = await withTenant(small.db, tenantOf(a), async (tx) => {
+      await insertAnswer(tx, "pipelined-last-2");
+      await finishWith(tx, audited("t_last_failed")(), () => runStatement(tx, DIVIDE_BY_ZERO, {}));
+    }).catch((error: unknown) => error);
+    expect(hasSqlState(failed, "22012")).toBe(true);
+    const [row] = await db.owner.client<{ n: number }[]>`
+      select count(*)::int as n from working_profile_answers where question_id = 'pipelined-last-2'`;
+    expect(row?.n).toBe(0);
+    expect(await auditCount(a, "t_last_failed")).toBe(0);
+    // The pool goes on.
+    const [after] = await withTenant(small.db, tenantOf(b), (tx) =>
+      tx.execute<{ value: string }>(setting("north.organization_id")),
+    );
+    expect(after?.value).toBe(b.organizationId);
+  });
+
+  it("refuses a last statement that is not sent at once, before anything of it runs", async () => {
+    const refused = await withTenant(small.db, tenantOf(a), async (tx) =>
+      Promise.resolve()
+        .then(() => finishWith(tx, audited("t_last_late")(), () => tx.execute(sql`select 1`)))
+        .then(
+          () => "ran",
+          (error: Error) => error.message,
+        ),
+    );
+    expect(refused).toBe("finishWith's statement was not sent before its first await");
+    expect(await auditCount(a, "t_last_late")).toBe(0);
   });
 });

@@ -108,6 +108,11 @@ export async function beginPipelined(
     return query;
   };
   const statement = (s: RawStatement) => send(s.text, s.params);
+  /** The tail and COMMIT, once sent: after the work, or with its last statement (`finishWith`). */
+  let ending: { tail: Promise<unknown>[]; commit: ReturnType<typeof send> } | undefined;
+  const end = (tail: readonly RawStatement[]) => {
+    ending = { tail: tail.map(statement), commit: send("commit") };
+  };
   let usable = true;
   try {
     refuseUnbuildable(plan.head);
@@ -115,9 +120,9 @@ export async function beginPipelined(
     session.follow(begin);
     const head = [begin, ...plan.head.map(statement)];
     let result: unknown;
-    let tail: readonly RawStatement[];
     try {
-      const client = scoped(connection, prepare, session.gone);
+      const client = scoped(connection, prepare, session.gone, () => ending !== undefined);
+      endings.set(client, end);
       // Drizzle reaches the caller's work synchronously, which adopts this connection.
       opening = client;
       let running: unknown;
@@ -127,20 +132,24 @@ export async function beginPipelined(
         opening = undefined;
       }
       result = await running;
-      // Built before anything is sent: a tail that throws rolls back like a work that throws,
-      // never leaving the transaction open on a connection that goes back to the pool.
-      tail = plan.tail?.(result) ?? [];
-      refuseUnbuildable(tail);
+      if (!ending) {
+        // Built before anything is sent: a tail that throws rolls back like a work that throws,
+        // never leaving the transaction open on a connection that goes back to the pool.
+        const tail = plan.tail?.(result) ?? [];
+        refuseUnbuildable(tail);
+        end(tail);
+      }
     } catch (error) {
       // A head statement that failed is the cause of whatever the work then met.
       const cause = await firstFailure(head, error);
-      await send("rollback").catch(ignore);
+      // Ended already with the work's last statement: COMMIT decides, and answers ROLLBACK
+      // if that statement failed. Otherwise nothing of the work is kept.
+      await (ending ? ending.commit : send("rollback")).catch(ignore);
       throw cause;
     }
-    const sentTail = tail.map(statement);
-    const commit = send("commit");
-    const failure = await firstFailure([...head, ...sentTail], undefined);
-    const committed = await commit;
+    const sent = ending as NonNullable<typeof ending>;
+    const failure = await firstFailure([...head, ...sent.tail], undefined);
+    const committed = await sent.commit;
     // A COMMIT written after the connection closed is answered by the next session's greeting.
     if (session.gone()) throw connectionClosed();
     // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error.
@@ -205,6 +214,53 @@ function sameSession() {
   };
 }
 
+const transactionEnded = () =>
+  Object.assign(new Error("the transaction ended with the work's last statement"), {
+    code: "TRANSACTION_ENDED",
+  });
+
+/** Sends a transaction's tail and COMMIT: registered per transaction, by its connection. */
+const endings = new WeakMap<postgres.Sql, (tail: readonly RawStatement[]) => void>();
+/** Set only while a `finishWith` is running its statement: ends the transaction right after it. */
+const finishing = new WeakMap<postgres.Sql, (sent: Promise<unknown>) => void>();
+
+/**
+ * Runs the work's last statement (`last` must send exactly one on `tx` before its first `await`:
+ * a statement built once, run by `runStatement` — a Drizzle query is sent only once awaited) with
+ * `tail` and COMMIT written right behind it in the same write, so a read is one round trip
+ * (decision 036). The statement, `tail` and COMMIT succeed or fail together; after it, the
+ * transaction refuses any further statement. Outside a pipelined transaction, or when `last`
+ * sends nothing, it simply runs `last` (the tail then goes out after the work, as usual, from
+ * the plan).
+ */
+export function finishWith<T>(
+  tx: object,
+  tail: readonly RawStatement[],
+  last: () => Promise<T>,
+): Promise<T> {
+  const client = connectionOf(tx);
+  const end = client && endings.get(client);
+  if (!client || !end) return last();
+  refuseUnbuildable(tail);
+  let sent = false;
+  finishing.set(client, () => {
+    finishing.delete(client);
+    sent = true;
+    end(tail);
+  });
+  let running: Promise<T>;
+  try {
+    running = last();
+  } finally {
+    finishing.delete(client);
+  }
+  if (!sent) {
+    running.catch(ignore);
+    throw new TypeError("finishWith's statement was not sent before its first await");
+  }
+  return running;
+}
+
 const connectionClosed = () =>
   Object.assign(new Error("the transaction's connection was closed"), {
     code: "CONNECTION_CLOSED",
@@ -267,17 +323,28 @@ function scoped(
   connection: postgres.ReservedSql,
   prepare: boolean,
   gone: () => boolean,
+  ended: () => boolean,
 ): postgres.Sql {
   let savepoints = 0;
-  const run = (query: string) => (gone() ? refused() : connection.unsafe(query));
+  const run = (query: string) =>
+    gone() ? refused() : ended() ? refused(transactionEnded()) : connection.unsafe(query);
   const self: postgres.Sql = new Proxy(connection, {
     get: (target, property, receiver) => {
       if (property === "unsafe") {
         return (query: string, args?: unknown[], options?: Record<string, unknown>) => {
           if (gone()) return refused();
+          // After COMMIT went out with the work's last statement, nothing more is the work's.
+          if (ended()) return refused(transactionEnded());
           const error = unbuildable(args);
           if (error) return refused(error);
-          return target.unsafe(query, args as never, { ...options, prepare });
+          const sent = target.unsafe(query, args as never, { ...options, prepare });
+          const finish = finishing.get(self);
+          if (finish) {
+            // Sent now, so the tail and COMMIT written next follow it.
+            sent.catch(ignore);
+            finish(sent);
+          }
+          return sent;
         };
       }
       if (property === "savepoint") return savepoint;

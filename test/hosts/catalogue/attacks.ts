@@ -172,8 +172,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: READ,
-      find: '      audit: { outcome: "read" },',
-      replace: '      audit: { outcome: "read", reason: input.cursor },',
+      find: "    const rows = await ctx.last(READ_AUDIT, () =>",
+      replace: "    const rows = await ctx.last({ ...READ_AUDIT, reason: input.cursor }, () =>",
       why: "the profile read audits the cursor it was sent",
     },
   },

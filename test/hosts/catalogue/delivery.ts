@@ -36,9 +36,9 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: SERVER,
       why: "the instructions grow past the 2,048 characters Claude Code keeps",
-      find: "    instructions: composeInstructions(capabilities),\n    jsonSchemaValidator: sharedValidator,",
+      find: "    instructions: instructionsFor(all, capabilities),\n    jsonSchemaValidator: sharedValidator,",
       replace:
-        '    instructions: `${composeInstructions(capabilities)}\\n\\n${"More guidance. ".repeat(140)}`,\n    jsonSchemaValidator: sharedValidator,',
+        '    instructions: `${instructionsFor(all, capabilities)}\\n\\n${"More guidance. ".repeat(140)}`,\n    jsonSchemaValidator: sharedValidator,',
     },
   },
   {

@@ -81,6 +81,9 @@ const outputSchema = z.object({
     .describe("Present with left_out: send it as cursor to read the entries after these."),
 });
 
+/** What a profile read that reached its statement is audited as. */
+const READ_AUDIT = { outcome: "read" } as const;
+
 export const readWorkingProfile = {
   name: READ_TOOL,
   title: "Read working profile",
@@ -100,7 +103,10 @@ export const readWorkingProfile = {
     const start = startOf(input.cursor, PROFILE_LISTING);
     if (!start.ok) return start.refusal;
     const { after } = start;
-    const rows = await readProfile(ctx.tx, { owner: ctx.tenant, locale: input.locale });
+    // The call's one statement: its audit row and COMMIT go with it (one round trip).
+    const rows = await ctx.last(READ_AUDIT, () =>
+      readProfile(ctx.tx, { owner: ctx.tenant, locale: input.locale }),
+    );
     const suggested =
       input.view === "next"
         ? suggestQuestions(
@@ -121,7 +127,7 @@ export const readWorkingProfile = {
         ...page.more,
       },
       text: `${summary}\n${page.block}`,
-      audit: { outcome: "read" },
+      audit: READ_AUDIT,
     };
   },
 } satisfies ToolDefinition<typeof inputSchema, typeof outputSchema>;
