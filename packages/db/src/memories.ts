@@ -13,6 +13,7 @@ import {
 import { and, desc, eq, gt, inArray, isNotNull, isNull, ne, type SQL, sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database, Tx } from "./client.ts";
+import { prepareStatement, runStatement, timestampOf } from "./prepared.ts";
 import { memories, organizations } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -278,6 +279,11 @@ export interface RecallParams {
   queryEmbedding?: number[];
   /** The model that made it: only memories embedded by the same model are compared. */
   embeddingModel?: string;
+  /**
+   * Wraps recall's statement when it is one statement built once (full-text recall), so the
+   * caller can send it as its transaction's last (`ToolContext.last`, decision 036).
+   */
+  last?: <T>(statement: () => Promise<T>) => Promise<T>;
 }
 
 const recallColumns = {
@@ -308,15 +314,68 @@ const rankedByWords = (params: RecallParams, query: string, depth: number) => sq
     ${depth}::integer, ${FULLTEXT_CANDIDATES}::integer
   ) with ordinality as c(cid, rank, n))`;
 
-/** The live rows of full-text recall's list, in its order, in one statement. */
-async function recallByWords(tx: Tx, live: SQL[], params: RecallParams, query: string) {
-  const ranked = rankedByWords(params, query, params.limit);
-  return tx
-    .select(recallColumns)
-    .from(memories)
-    .innerJoin(sql`${ranked} as ranked`, sql`ranked.cid = ${memories.id}`)
-    .where(and(...live))
-    .orderBy(sql`ranked.n`);
+/**
+ * The live rows of full-text recall's list, in its order, in one statement built once (decision
+ * 036): the same conditions as `live` in `recallMemories`, the subject's only when one is given.
+ */
+const RECALL_BY_WORDS = prepareStatement<
+  {
+    organizationId: string;
+    query: string;
+    subjectFingerprint: string | null;
+    subjectType: string | null;
+    limit: number;
+  },
+  RecallRow
+>(
+  ["organizationId", "query", "subjectFingerprint", "subjectType", "limit"],
+  (db, p) =>
+    db
+      .select(recallColumns)
+      .from(memories)
+      .innerJoin(
+        sql`(select c.cid, c.n from public.memory_fulltext_candidates(
+          ${p.query}, ${p.subjectFingerprint}::text, ${p.subjectType}::text,
+          ${p.limit}::integer, ${FULLTEXT_CANDIDATES}::integer
+        ) with ordinality as c(cid, rank, n)) as ranked`,
+        sql`ranked.cid = ${memories.id}`,
+      )
+      .where(
+        and(
+          eq(memories.organizationId, p.organizationId),
+          isNull(memories.forgottenAt),
+          isNull(memories.purgedAt),
+          isNull(memories.supersededBy),
+          gt(memories.expiresAt, sql`now()`),
+          sql`(${p.subjectFingerprint}::text is null or ${memories.subjectFingerprint} = ${p.subjectFingerprint})`,
+          sql`(${p.subjectType}::text is null or ${memories.subjectType} = ${p.subjectType})`,
+        ),
+      )
+      .orderBy(sql`ranked.n`),
+  (row) => ({
+    id: String(row.id),
+    kind: row.kind as MemoryKind,
+    origin: row.origin as MemoryOrigin,
+    body: row.body === null ? null : String(row.body),
+    subjectType: row.subject_type === null ? null : String(row.subject_type),
+    subjectId: row.subject_id === null ? null : String(row.subject_id),
+    authorId: String(row.author_id),
+    createdAt: timestampOf(row.created_at),
+    expiresAt: timestampOf(row.expires_at),
+  }),
+);
+
+async function recallByWords(tx: Tx, params: RecallParams, query: string) {
+  const last = params.last ?? ((statement) => statement());
+  return last(() =>
+    runStatement(tx, RECALL_BY_WORDS, {
+      organizationId: params.organizationId,
+      query,
+      subjectFingerprint: params.subjectFingerprint ?? null,
+      subjectType: params.subjectFingerprint ? (params.subjectType ?? null) : null,
+      limit: params.limit,
+    }),
+  );
 }
 
 /**
@@ -453,7 +512,7 @@ export async function recallMemories(
     );
   } else if (query) {
     mode = "fulltext";
-    rows = await recallByWords(tx, live, params, query);
+    rows = await recallByWords(tx, params, query);
   } else {
     mode = "recency";
     rows = await tx

@@ -14,7 +14,7 @@ import {
 import { type RecalledMemory, recallMemories } from "@north/db";
 import { z } from "zod";
 import { embeddingModelKey } from "../../embeddings/index.ts";
-import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
+import type { AuditNote, ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import type { MemoryDeps } from "./deps.ts";
 import {
@@ -85,7 +85,17 @@ export const toMeta = (m: RecalledMemory) => ({
 export async function recallFenced(
   ctx: ToolContext,
   deps: MemoryDeps,
-  params: { query?: string; subjectFingerprint?: string; subjectType?: string; limit: number },
+  params: {
+    query?: string;
+    subjectFingerprint?: string;
+    subjectType?: string;
+    limit: number;
+    /**
+     * The call's audit note when recall is its last statement: a full-text recall then goes
+     * out with the audit row and COMMIT (`ctx.last`), the provider's failure class as `reason`.
+     */
+    lastAudit?: AuditNote;
+  },
 ) {
   const { query } = params;
   const { embedder, recallTokenBudget } = deps;
@@ -101,6 +111,9 @@ export async function recallFenced(
     queryEmbedding,
     embeddingModel:
       embedder && queryEmbedding ? embeddingModelKey(embedder, queryEmbedding.length) : undefined,
+    last: params.lastAudit
+      ? (statement) => ctx.last({ ...(params.lastAudit as AuditNote), reason: degraded }, statement)
+      : undefined,
   });
   const fenced = recalled.memories.map((m) => ({
     kind: m.kind,
@@ -174,6 +187,7 @@ export const createRecallTool = (deps: MemoryDeps) =>
         subjectFingerprint,
         subjectType,
         limit: input.limit,
+        lastAudit: { outcome: "read", target },
       });
       return {
         structured: result,
