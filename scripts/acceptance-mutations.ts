@@ -381,9 +381,16 @@ export const MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: MEMORY_STORE,
-      find: "    isNull(memories.supersededBy),\n    gt(memories.expiresAt, sql`now()`),\n",
-      replace: "    isNull(memories.supersededBy),\n",
+      find: "      isNull(memories.supersededBy),\n      gt(memories.expiresAt, sql`now()`),\n    ];",
+      replace: "      isNull(memories.supersededBy),\n    ];",
       why: "recall without `expires_at > now()`",
+      also: [
+        {
+          file: MEMORY_STORE,
+          find: "          isNull(memories.supersededBy),\n          gt(memories.expiresAt, sql`now()`),\n          sql`(",
+          replace: "          isNull(memories.supersededBy),\n          sql`(",
+        },
+      ],
     },
   },
   {

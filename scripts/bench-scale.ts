@@ -62,6 +62,10 @@ export async function benchRecallScale(
     }),
     logger: createLogger({ level: "warn" }),
     auditKey: options.auditKey,
+    // The memories are one firm's, so are the eight clients: a replica serving that firm is
+    // configured to let it run as many transactions as it has clients (NORTH_TENANT_CONCURRENCY),
+    // or the bench would measure the fairness gate (decision 016), not recall's cost.
+    tenantConcurrency: { perOrganization: options.apiTokens.length, maxWaitMs: 5_000 },
   });
   const server = await startHttpServer(app.fetch, { port: 0, hostname: "127.0.0.1" });
   const url = `http://127.0.0.1:${server.port}/mcp`;

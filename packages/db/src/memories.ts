@@ -475,23 +475,28 @@ export async function recallMemories(
   tx: Tx,
   params: RecallParams,
 ): Promise<{ mode: RecallMode; memories: RecalledMemory[] }> {
-  const live: SQL[] = [
-    eq(memories.organizationId, params.organizationId),
-    isNull(memories.forgottenAt),
-    isNull(memories.purgedAt),
-    isNull(memories.supersededBy),
-    gt(memories.expiresAt, sql`now()`),
-  ];
-  if (params.subjectFingerprint) {
-    live.push(eq(memories.subjectFingerprint, params.subjectFingerprint));
-    if (params.subjectType) live.push(eq(memories.subjectType, params.subjectType));
-  }
+  // Built only where a statement is built per call (semantic and recency recall).
+  const liveConditions = (): SQL[] => {
+    const live = [
+      eq(memories.organizationId, params.organizationId),
+      isNull(memories.forgottenAt),
+      isNull(memories.purgedAt),
+      isNull(memories.supersededBy),
+      gt(memories.expiresAt, sql`now()`),
+    ];
+    if (params.subjectFingerprint) {
+      live.push(eq(memories.subjectFingerprint, params.subjectFingerprint));
+      if (params.subjectType) live.push(eq(memories.subjectType, params.subjectType));
+    }
+    return live;
+  };
   const query = params.query?.trim();
 
   let mode: RecallMode;
   let rows: RecallRow[];
   if (query && params.queryEmbedding) {
     mode = "semantic";
+    const live = liveConditions();
     const byWords = (
       await tx.execute<{ cid: string }>(
         sql`select cid from ${rankedByWords(params, query, FUSION_DEPTH)} w`,
@@ -518,7 +523,7 @@ export async function recallMemories(
     rows = await tx
       .select(recallColumns)
       .from(memories)
-      .where(and(...live))
+      .where(and(...liveConditions()))
       .orderBy(desc(memories.createdAt))
       .limit(params.limit);
   }
