@@ -1,4 +1,5 @@
 import { normalizedEmailSql } from "./email.ts";
+import { CREDENTIAL_REFUSED_SQLSTATE } from "./pg-errors.ts";
 import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/tenant-settings.ts";
 import {
   HNSW_INDEX_FORMAT,
@@ -176,12 +177,6 @@ END`,
 });
 
 export const ENTER_AS_API_TOKEN_FUNCTION = "enter_as_api_token";
-
-/**
- * SQLSTATE of a credential that no longer yields the principal a transaction was planned for
- * (decision 036): a class of North's own, so no PostgreSQL error is ever read as one.
- */
-export const CREDENTIAL_REFUSED_SQLSTATE = "NA401";
 
 /**
  * Opens a tool call's transaction for a principal North remembered instead of looking up

@@ -1,4 +1,10 @@
-import { CREDENTIAL_REFUSED_SQLSTATE } from "./definer-functions.ts";
+/**
+ * SQLSTATE of a credential that no longer yields the principal a transaction was planned for
+ * (`enter_as_api_token`, decision 036): a class of North's own, so no PostgreSQL error is ever
+ * read as one.
+ */
+export const CREDENTIAL_REFUSED_SQLSTATE = "NA401";
+
 /** Whether an error (or any error in its `cause` chain, as Drizzle wraps them) has this SQLSTATE. */
 export function hasSqlState(error: unknown, code: string): boolean {
   const seen = new Set<unknown>();
