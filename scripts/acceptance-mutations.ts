@@ -7,8 +7,10 @@
  *
  * - `check.name` is the test's full name as vitest reports it: describe titles and the test
  *   title joined by spaces; for an `it.each`, one of its cases (the one the mutation targets).
- * - `find` must occur exactly once in `file` (checked before every try): when code moves or a
- *   column is renamed, the entry fails loudly until it is updated.
+ * - `find` must occur exactly once where the edit is anchored (checked before every try): in
+ *   `file`, inside the declaration `in`, or anywhere in the product when neither is given.
+ *   Whitespace may differ (formatting never breaks an entry); when code changes, the entry fails
+ *   loudly until it is updated.
  * - `also` holds further edits of the same change, for checks that pin two layers at once
  *   (a grant and a policy, a schema and a handler): breaking one layer alone leaves them green.
  * - Product code only: apps/, packages/, the migrations in drizzle/ and what North ships to
@@ -31,9 +33,17 @@ export interface Check {
 }
 
 export interface Edit {
-  /** Product file, from the repository root. */
-  file: string;
-  /** Exact text; must occur exactly once in the file. */
+  /** Product file, from the repository root; absent: wherever in the product `find` is. */
+  file?: string;
+  /**
+   * The declaration (function, const, class, type) whose text holds `find`, wherever it lives:
+   * the anchor that survives moving code between files.
+   */
+  in?: string;
+  /**
+   * The text to change, matched exactly or with its whitespace laid out otherwise; must occur
+   * exactly once where the edit is anchored (scripts/mutation-anchor.ts).
+   */
   find: string;
   replace: string;
 }
@@ -85,9 +95,11 @@ const RLS = "packages/db/src/rls.integration.test.ts";
 const PROVISION = "packages/db/src/provision.integration.test.ts";
 
 const STORE = "packages/db/src/working-profile.ts";
-const MEMORY_STORE = "packages/db/src/memories.ts";
+/** The memory store is packages/db/src/memories/: its entries name their declaration. */
+const MEMORY_STORE = undefined;
 const PROVISIONING = "packages/db/src/provision.ts";
-const DEFINERS = "packages/db/src/definer-functions.ts";
+/** Definer functions live beside their domains' stores: entries find them anywhere. */
+const DEFINERS = undefined;
 const INITIAL_MIGRATION = "drizzle/0001_initial.sql";
 const SOURCE_NAMES_MIGRATION = "drizzle/0005_source_names.sql";
 const REMEMBER_TOOL = "apps/mcp-server/src/capabilities/memory/remember.ts";
@@ -380,17 +392,10 @@ export const MUTATIONS: readonly Entry[] = [
       "never recalls an expired memory, lists it as expired until purged, and purges its body",
     ),
     mutation: {
-      file: MEMORY_STORE,
-      find: "      isNull(memories.supersededBy),\n      gt(memories.expiresAt, sql`now()`),\n    ];",
-      replace: "      isNull(memories.supersededBy),\n    ];",
+      in: "LIVE_MEMORY",
+      find: "gt(memories.expiresAt, sql`now()`),",
+      replace: "",
       why: "recall without `expires_at > now()`",
-      also: [
-        {
-          file: MEMORY_STORE,
-          find: "          isNull(memories.supersededBy),\n          gt(memories.expiresAt, sql`now()`),\n          sql`(",
-          replace: "          isNull(memories.supersededBy),\n          sql`(",
-        },
-      ],
     },
   },
   {
@@ -660,8 +665,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: '    await auditOnly(audit("rate_limited", target));\n    log("rate_limited");',
-      replace: '    log("rate_limited");',
+      in: "runAudited",
+      find: 'await auditOnly(audit("rate_limited", target)).catch(',
+      replace: "await Promise.resolve().catch(",
       why: "skip the audit row of a rate-limited call",
     },
   },
@@ -685,10 +691,17 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: RUNNER,
-      find: "const tail = (result: T) => [auditStatement(audited(result))];",
+      find: "const tail = audited && ((result: T) => [auditStatement(audited(result))]);",
       replace:
-        'const tail = (result: T) => (tool.kind === "write" ? [auditStatement(audited(result))] : []);',
+        'const tail = audited && ((result: T) => (tool.kind === "write" ? [auditStatement(audited(result))] : []));',
       why: "audit writes only, not reads",
+      also: [
+        {
+          file: RUNNER,
+          find: "return finishWith(tx, [auditStatement(event)], statement);",
+          replace: "return finishWith(tx, [], statement);",
+        },
+      ],
     },
   },
 

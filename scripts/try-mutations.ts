@@ -4,8 +4,9 @@
  * and proves it turns that check red — by exit code, with vitest's JSON report saying which test
  * failed, never by grepping output.
  *
- * For each entry: every `find` must occur exactly once in its product file (otherwise the entry
- * is a catalogue error: the code moved and the catalogue must follow); the replacement is
+ * For each entry: every `find` must occur exactly once where its edit anchors it (its file, its
+ * declaration `in`, or the whole product: mutation-anchor.ts; otherwise the entry is a catalogue
+ * error: the code changed and the catalogue must follow); the replacement is
  * written, only that check runs (`bun run test <file> -t "^<exact name>$"`), the run must exit
  * non-zero with that check failed, and the file is restored and compared byte for byte with its
  * original. Restoring happens in `finally`, on SIGINT/SIGTERM/SIGHUP, at exit, and — after a
@@ -37,6 +38,7 @@ import {
   NO_MUTATION,
   SUITES,
 } from "./acceptance-mutations.ts";
+import { locate } from "./mutation-anchor.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const WORK = path.join(ROOT, ".tmp", "try-mutations");
@@ -142,37 +144,38 @@ function recoverFromJournal(): void {
   rmSync(JOURNAL, { force: true });
 }
 
-function count(haystack: string, needle: string): number {
-  let n = 0;
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) n++;
-  return n;
-}
-
 /**
  * The files an entry's edits produce, applied in order in memory, or the reason the catalogue is
- * wrong: a `find` missing or ambiguous, or a replacement that changes nothing.
+ * wrong: a `find` missing or ambiguous (mutation-anchor.ts says where it looks), or a
+ * replacement that changes nothing.
  */
 function planEdits(edits: readonly Edit[]): Mutated[] | string {
   const contents = new Map<string, { original: Buffer; text: string }>();
-  for (const edit of edits) {
-    const absolute = path.join(ROOT, edit.file);
-    if (!existsSync(absolute)) return `${edit.file} does not exist`;
-    let state = contents.get(edit.file);
+  const read = (file: string) => {
+    let state = contents.get(file);
     if (!state) {
-      const original = readFileSync(absolute);
+      const original = readFileSync(path.join(ROOT, file));
       state = { original, text: original.toString("utf8") };
-      contents.set(edit.file, state);
+      contents.set(file, state);
     }
-    const n = count(state.text, edit.find);
-    if (n !== 1) return `find occurs ${n} times in ${edit.file} (must be exactly once)`;
-    if (edit.find === edit.replace) return `find and replace are identical in ${edit.file}`;
-    state.text = state.text.replace(edit.find, () => edit.replace);
+    return state.text;
+  };
+  const touched = new Set<string>();
+  for (const edit of edits) {
+    const at = locate(ROOT, edit, read);
+    if (typeof at === "string") return at;
+    const state = contents.get(at.file);
+    if (!state) return `${at.file} was not read`;
+    if (state.text.slice(at.start, at.end) === edit.replace) {
+      return `find and replace are identical in ${at.file}`;
+    }
+    state.text = state.text.slice(0, at.start) + edit.replace + state.text.slice(at.end);
+    touched.add(at.file);
   }
-  return [...contents].map(([file, state]) => ({
-    file,
-    original: state.original,
-    mutated: Buffer.from(state.text, "utf8"),
-  }));
+  return [...touched].map((file) => {
+    const state = contents.get(file) as { original: Buffer; text: string };
+    return { file, original: state.original, mutated: Buffer.from(state.text, "utf8") };
+  });
 }
 
 /** Writes an entry's edits (journal first); returns the catalogue problem instead, if any. */

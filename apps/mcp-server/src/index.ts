@@ -67,6 +67,7 @@ export type {
   EmbedderStatus,
   PromptDefinition,
   ToolAnnotations,
+  ToolContext,
   ToolDefinition,
   ToolOutcome,
 } from "./tool-definition.ts";

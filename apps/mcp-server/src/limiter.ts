@@ -23,6 +23,11 @@ export interface LimiterStatus {
 export interface RateLimiter {
   /** Takes `points` (default 1; a batch takes one per message) from the principal's budget. */
   consume(principal: Principal, bucket: Bucket, points?: number): Promise<LimitDecision>;
+  /**
+   * Gives back `points` a call took and should not have: a remembered credential the database
+   * then refused (decision 036) must not spend its member's budget.
+   */
+  refund(principal: Principal, bucket: Bucket, points?: number): Promise<void>;
   status(): LimiterStatus;
   close(): Promise<void>;
 }
@@ -106,6 +111,11 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         }
         throw refusal;
       }
+    },
+    async refund(principal, bucket, points = 1) {
+      await limiters[bucket]
+        .reward(`${principal.organizationId}:${principal.userId}`, points)
+        .catch(() => undefined);
     },
     status() {
       if (!redis) return { backend: "memory", degraded: false };

@@ -54,7 +54,16 @@ async function charge(
 ): Promise<number | undefined> {
   const decision = await deps.limiter.consume(principal, "protocol", points);
   if (decision.allowed) return undefined;
-  const refused = deps.prove ? await deps.prove() : principal;
+  let refused = principal;
+  if (deps.prove) {
+    try {
+      refused = await deps.prove();
+    } catch (error) {
+      // A credential that no longer holds: the points just counted against its member go back.
+      await deps.limiter.refund(principal, "protocol", points);
+      throw error;
+    }
+  }
   const { organizationId, userId } = refused;
   deps.logger.info(
     {

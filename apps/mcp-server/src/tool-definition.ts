@@ -138,6 +138,12 @@ export interface ToolDefinition<
    * anything is changed. Empty: none.
    */
   stepUp?: (input: z.output<Input>, ctx: StepUpContext) => Promise<readonly Scope[]>;
+  /**
+   * The handler calls a service outside North (the embeddings provider) before its first
+   * statement: a remembered credential is then proven first (decision 036), so one that no
+   * longer holds sends nothing anywhere.
+   */
+  callsOut?: boolean;
   handler: (input: z.output<Input>, ctx: ToolContext) => Promise<ToolOutcome<z.output<Output>>>;
 }
 

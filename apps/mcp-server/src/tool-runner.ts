@@ -119,8 +119,8 @@ async function runAudited(
    * A tenant transaction, counted in `/metrics` as waiting for and then holding a connection.
    * Its audit row, built from the work's result, goes out with COMMIT (decision 035).
    */
-  const inTenant = async <T>(work: (tx: Tx) => Promise<T>, audited: (result: T) => AuditEvent) => {
-    const tail = (result: T) => [auditStatement(audited(result))];
+  const inTenant = async <T>(work: (tx: Tx) => Promise<T>, audited?: (result: T) => AuditEvent) => {
+    const tail = audited && ((result: T) => [auditStatement(audited(result))]);
     const options = { proof: ctx.proof?.proof };
     try {
       const result = await (ctx.metrics
@@ -180,11 +180,19 @@ async function runAudited(
   /** A refused call writes nothing but its audit row, whether the limiter or the gate refused. */
   const refuse = async (retryAfterS: number) => {
     const target = tool.auditTarget?.(input);
-    await auditOnly(audit("rate_limited", target));
+    await auditOnly(audit("rate_limited", target)).catch(async (error: unknown) => {
+      // The limiter counted the call: a credential the database refused gets the point back.
+      if (isCredentialRefused(error)) await ctx.limiter.refund(principal, tool.kind);
+      throw error;
+    });
     log("rate_limited");
     const result = refusedToolResult(rateLimitRefusal(retryAfterS), { tool, input });
     return { result, outcome: "rate_limited" as const };
   };
+
+  // A remembered principal is proven before a tool that calls out (an embeddings provider)
+  // ahead of its first statement: a credential that no longer holds sends nothing anywhere.
+  if (ctx.proof?.state === "pending" && tool.callsOut) await inTenant(async () => undefined);
 
   const decision = await ctx.limiter.consume(principal, tool.kind);
   if (!decision.allowed) return refuse(decision.retryAfterS);
@@ -205,6 +213,8 @@ async function runAudited(
             logger: ctx.logger,
             fingerprintSubject: (canonical) => ctx.fingerprint(canonical).fingerprint,
             last: (note, statement) => {
+              // COMMIT goes out with it: only a read has nothing a later failure should undo.
+              if (tool.kind !== "read") return statement();
               sentWithLast = note;
               const event = audit(note.outcome, note.target, note.affected, note.reason);
               return finishWith(tx, [auditStatement(event)], statement);
@@ -226,8 +236,13 @@ async function runAudited(
     outcome = gated.value;
   } catch (error) {
     // Rolled back, or never began; the audit of a failure would meet the same outage, and a
-    // credential the database refused has no call to audit (decision 036).
-    if (isDatabaseUnavailable(error) || isCredentialRefused(error)) throw error;
+    // credential the database refused has no call to audit (decision 036): what it spent of its
+    // member's budget is given back.
+    if (isCredentialRefused(error)) {
+      await ctx.limiter.refund(principal, tool.kind);
+      throw error;
+    }
+    if (isDatabaseUnavailable(error)) throw error;
     const timedOut = hasSqlState(error, QUERY_CANCELED);
     ctx.logger.error(
       { requestId, tool: tool.name, ...describeError(error) },

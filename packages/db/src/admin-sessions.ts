@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
+import { definerFunction } from "./definer.ts";
 import { adminSessions } from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
 
@@ -99,3 +100,57 @@ export async function endAdminSession(tx: Tx, params: { sessionRowId: string }):
     .returning({ id: adminSessions.id });
   return ended.length > 0;
 }
+
+export const RESOLVE_SESSION_FUNCTION = "resolve_admin_session";
+
+/**
+ * The console session behind a session-id hash, if it is live: not ended, within its absolute
+ * expiry and its idle window, its API token neither revoked nor expired and still carrying
+ * `admin`, its member still a manager and not removed. A live session's `last_seen_at` moves
+ * to now (the idle window restarts); one that fails any check is ended on the spot, so a
+ * revocation or removal is final even if it were later undone. SECURITY DEFINER owned by
+ * `forma`: the lookup happens before the tenant is known, and it can only find a hash the
+ * caller already holds.
+ */
+export const resolveSessionDefiner = definerFunction({
+  name: RESOLVE_SESSION_FUNCTION,
+  params: "p_session_hash text",
+  returns:
+    "TABLE (session_id uuid, organization_id uuid, user_id uuid, token_id uuid, csrf_token text)",
+  volatility: "VOLATILE",
+  body: `DECLARE
+  s public.admin_sessions%ROWTYPE;
+BEGIN
+  SELECT * INTO s FROM public.admin_sessions a
+  WHERE a.session_hash = p_session_hash AND a.ended_at IS NULL;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  IF s.expires_at <= pg_catalog.now()
+     OR s.last_seen_at <= pg_catalog.now() - pg_catalog.make_interval(secs => s.idle_timeout_s)
+     -- Opened through the organisation's IdP (no token): the member must still be a manager.
+     OR (s.token_id IS NULL AND NOT EXISTS (
+       SELECT 1 FROM public.members m
+       WHERE m.organization_id = s.organization_id AND m.user_id = s.user_id
+         AND m.role = 'manager' AND m.removed_at IS NULL
+     ))
+     OR (s.token_id IS NOT NULL AND NOT EXISTS (
+       SELECT 1
+       FROM public.api_tokens t
+       JOIN public.members m ON m.organization_id = t.organization_id AND m.user_id = t.user_id
+       WHERE t.id = s.token_id
+         AND t.organization_id = s.organization_id
+         AND t.user_id = s.user_id
+         AND t.revoked_at IS NULL
+         AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())
+         AND 'admin' = ANY (t.scopes)
+         AND m.role = 'manager'
+         AND m.removed_at IS NULL
+     )) THEN
+    UPDATE public.admin_sessions a SET ended_at = pg_catalog.now() WHERE a.id = s.id;
+    RETURN;
+  END IF;
+  UPDATE public.admin_sessions a SET last_seen_at = pg_catalog.now() WHERE a.id = s.id;
+  RETURN QUERY SELECT s.id, s.organization_id, s.user_id, s.token_id, s.csrf_token;
+END`,
+});

@@ -1,8 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
+import { definerFunction } from "./definer.ts";
+import { CREDENTIAL_REFUSED_SQLSTATE } from "./pg-errors.ts";
 import { prepareStatement, runOnPool } from "./prepared.ts";
 import { apiTokens } from "./schema/index.ts";
+import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/tenant-settings.ts";
 
 export const TOKEN_PREFIX = "north_";
 const TOKEN_SHAPE = /^north_[A-Za-z0-9_-]{43}$/;
@@ -131,3 +134,67 @@ const RESOLVE_API_TOKEN = prepareStatement<{ hash: string }, ResolvedToken>(
     scopes: row.scopes as string[],
   }),
 );
+
+export const RESOLVE_TOKEN_FUNCTION = "resolve_api_token";
+
+/**
+ * The principal behind an API token hash, if the token is neither expired nor revoked and its
+ * user is still a member. SECURITY DEFINER owned by `forma`: the app role has no privilege on
+ * `api_tokens`, so this is its only way in, and it can only look up a hash it already holds.
+ * `last_used_at` is written at most once a minute per token, so busy tokens do not turn every
+ * request into a write.
+ */
+export const resolveTokenDefiner = definerFunction({
+  name: RESOLVE_TOKEN_FUNCTION,
+  params: "p_token_hash text",
+  returns: "TABLE (token_id uuid, organization_id uuid, user_id uuid, role text, scopes text[])",
+  volatility: "VOLATILE",
+  body: `BEGIN
+  RETURN QUERY
+    WITH found AS (
+      SELECT t.id, t.organization_id, t.user_id, t.scopes, t.last_used_at
+      FROM public.api_tokens t
+      WHERE t.token_hash = p_token_hash
+        AND t.revoked_at IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())
+    ), touched AS (
+      UPDATE public.api_tokens t SET last_used_at = pg_catalog.now()
+      FROM found f
+      WHERE t.id = f.id
+        AND (f.last_used_at IS NULL OR f.last_used_at < pg_catalog.now() - interval '1 minute')
+    )
+    SELECT f.id, f.organization_id, f.user_id, m.role, f.scopes
+    FROM found f
+    JOIN public.members m ON m.organization_id = f.organization_id AND m.user_id = f.user_id
+    WHERE m.removed_at IS NULL;
+END`,
+});
+
+export const ENTER_AS_API_TOKEN_FUNCTION = "enter_as_api_token";
+
+/**
+ * Opens a tool call's transaction for a principal North remembered instead of looking up
+ * (decision 036): proves, in the same transaction as the call's work, that the token still
+ * resolves — by {@link RESOLVE_TOKEN_FUNCTION} itself, so expiry, revocation and membership are
+ * the same rule — to exactly this token, organisation, user and role, then sets the tenant.
+ * Anything else raises {@link CREDENTIAL_REFUSED_SQLSTATE}: the transaction is aborted before any
+ * statement of the work runs, and no tenant is ever set from a credential that no longer holds.
+ */
+export const enterAsApiTokenDefiner = definerFunction({
+  name: ENTER_AS_API_TOKEN_FUNCTION,
+  params: "p_token_hash text, p_token_id uuid, p_organization_id uuid, p_user_id uuid, p_role text",
+  returns: "void",
+  volatility: "VOLATILE",
+  body: `BEGIN
+  PERFORM 1 FROM public.${RESOLVE_TOKEN_FUNCTION}(p_token_hash) r
+  WHERE r.token_id = p_token_id
+    AND r.organization_id = p_organization_id
+    AND r.user_id = p_user_id
+    AND r.role = p_role;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
+  END IF;
+  PERFORM pg_catalog.set_config('${TENANT_ORGANIZATION_SETTING}', p_organization_id::text, true),
+          pg_catalog.set_config('${TENANT_USER_SETTING}', p_user_id::text, true);
+END`,
+});

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { codePointLength } from "@north/agent-runtime";
 import { sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
+import { definerFunction, MANAGER_GUARD } from "./definer.ts";
 import { callManagerOnly } from "./manager-only.ts";
 import { asDrizzleSql, type RawStatement } from "./pipelined-transaction.ts";
 import {
@@ -203,3 +204,72 @@ export async function readAuditPageForAdmin(
     older: hasOlder && last ? last.cursor : null,
   };
 }
+
+export const AUDIT_ADMIN_FUNCTION = "audit_events_for_admin";
+
+/** What both directions of {@link adminAudit} select, filter and join. */
+const AUDIT_PAGE_SELECT = `
+      SELECT e.id, e.occurred_at, e.actor_id, m.email, e.token_id, e.tool, e.outcome, e.reason,
+             e.target_fingerprint, e.target_length, e.affected
+      FROM public.audit_events e
+      LEFT JOIN public.members m ON m.organization_id = e.organization_id AND m.user_id = e.actor_id
+      WHERE e.organization_id = p_organization_id
+        AND (p_actor_id IS NULL OR e.actor_id = p_actor_id)
+        AND (p_tool IS NULL OR e.tool = p_tool)
+        AND (p_outcome IS NULL OR e.outcome = p_outcome)
+        AND (p_from IS NULL OR e.occurred_at >= p_from)
+        AND (p_to IS NULL OR e.occurred_at < p_to)`;
+
+/**
+ * One page of an organization's audit events, newest first, for a manager of it (the app role
+ * may only INSERT into the ledger). Same checks as the profile function: the requester must be
+ * the transaction's tenant and a manager. Every filter is optional (null: any): actor, tool,
+ * outcome, and `[p_from, p_to)`. Keyset paging on `(occurred_at, id)`: `p_before_*` gives the
+ * page older than that row, `p_after_*` the page just newer than it (still returned newest
+ * first); at most one cursor, at most 500 rows a call. The ledger holds no body.
+ */
+export const adminAuditDefiner = definerFunction({
+  name: AUDIT_ADMIN_FUNCTION,
+  params: `p_organization_id uuid, p_requester_id uuid, p_actor_id uuid, p_tool text,
+    p_outcome text, p_from timestamptz, p_to timestamptz, p_before_time timestamptz,
+    p_before_id uuid, p_after_time timestamptz, p_after_id uuid, p_limit integer`,
+  returns: `TABLE (
+  id uuid,
+  occurred_at timestamptz,
+  actor_id uuid,
+  actor_email text,
+  token_id uuid,
+  tool text,
+  outcome text,
+  reason text,
+  target_fingerprint text,
+  target_length integer,
+  affected integer
+)`,
+  volatility: "STABLE",
+  body: `DECLARE
+  v_limit integer := least(greatest(coalesce(p_limit, 100), 1), 500);
+BEGIN
+${MANAGER_GUARD}
+  IF (p_before_time IS NULL) <> (p_before_id IS NULL)
+     OR (p_after_time IS NULL) <> (p_after_id IS NULL)
+     OR (p_before_time IS NOT NULL AND p_after_time IS NOT NULL) THEN
+    RAISE EXCEPTION 'a cursor is a time and an id, and only one of before and after'
+      USING ERRCODE = '22023';
+  END IF;
+  IF p_after_time IS NULL THEN
+    RETURN QUERY${AUDIT_PAGE_SELECT}
+        AND (p_before_time IS NULL OR (e.occurred_at, e.id) < (p_before_time, p_before_id))
+      ORDER BY e.occurred_at DESC, e.id DESC
+      LIMIT v_limit;
+  ELSE
+    RETURN QUERY
+      SELECT newer.* FROM (${AUDIT_PAGE_SELECT}
+          AND (e.occurred_at, e.id) > (p_after_time, p_after_id)
+        ORDER BY e.occurred_at ASC, e.id ASC
+        LIMIT v_limit
+      ) newer
+      ORDER BY newer.occurred_at DESC, newer.id DESC;
+  END IF;
+END`,
+});

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
+import { definerFunction, MANAGER_GUARD } from "./definer.ts";
 import { callManagerOnly } from "./manager-only.ts";
 import type { MemberRole } from "./schema/index.ts";
 
@@ -118,3 +119,92 @@ export async function revokeApiTokenForAdmin(
   if (!rows) return { ok: false };
   return { ok: true, revoked: rows[0]?.revoked === true };
 }
+
+export const MEMBER_OVERVIEW_FUNCTION = "member_overview_for_admin";
+
+/**
+ * Every member of an organization for a manager (SPEC §8 Members), removed ones included, with
+ * how far each has onboarded: the number of working-profile answers and the newest update. The
+ * answers are only counted, never read; the app role cannot see other members' rows (RLS: owner
+ * only), so this relies on the same owner bypass as {@link ADMIN_FUNCTION}.
+ */
+export const memberOverviewDefiner = definerFunction({
+  name: MEMBER_OVERVIEW_FUNCTION,
+  params: "p_organization_id uuid, p_requester_id uuid",
+  returns: `TABLE (
+  user_id uuid,
+  email text,
+  role text,
+  created_at timestamptz,
+  removed_at timestamptz,
+  answers integer,
+  last_answer_at timestamptz
+)`,
+  volatility: "STABLE",
+  body: `BEGIN
+${MANAGER_GUARD}
+  RETURN QUERY
+    SELECT m.user_id, m.email, m.role, m.created_at, m.removed_at,
+           count(a.question_id)::integer, max(a.updated_at)
+    FROM public.members m
+    LEFT JOIN public.working_profile_answers a
+      ON a.organization_id = m.organization_id AND a.owner_user_id = m.user_id
+    WHERE m.organization_id = p_organization_id
+    GROUP BY m.organization_id, m.user_id
+    ORDER BY lower(m.email), m.user_id;
+END`,
+});
+
+export const API_TOKENS_ADMIN_FUNCTION = "api_tokens_for_admin";
+
+/**
+ * A member's API tokens for a manager of their organization, or every member's when
+ * `p_user_id` is null (the Members page counts them). The app role has no privilege on
+ * `api_tokens`; this returns what a manager needs to decide on a revocation and never the hash.
+ */
+export const adminApiTokensDefiner = definerFunction({
+  name: API_TOKENS_ADMIN_FUNCTION,
+  params: "p_organization_id uuid, p_requester_id uuid, p_user_id uuid",
+  returns: `TABLE (
+  id uuid,
+  user_id uuid,
+  scopes text[],
+  created_at timestamptz,
+  expires_at timestamptz,
+  last_used_at timestamptz,
+  revoked_at timestamptz
+)`,
+  volatility: "STABLE",
+  body: `BEGIN
+${MANAGER_GUARD}
+  RETURN QUERY
+    SELECT t.id, t.user_id, t.scopes, t.created_at, t.expires_at, t.last_used_at, t.revoked_at
+    FROM public.api_tokens t
+    WHERE t.organization_id = p_organization_id
+      AND (p_user_id IS NULL OR t.user_id = p_user_id)
+    ORDER BY t.created_at DESC, t.id;
+END`,
+});
+
+export const REVOKE_TOKEN_ADMIN_FUNCTION = "revoke_api_token_for_admin";
+
+/**
+ * Revokes one live (neither revoked nor expired) API token of the organization for a manager of
+ * it; true when it did. The token stops resolving at once (`resolve_api_token` reads
+ * `revoked_at` on every request), and a console session opened with it ends.
+ */
+export const adminRevokeTokenDefiner = definerFunction({
+  name: REVOKE_TOKEN_ADMIN_FUNCTION,
+  params: "p_organization_id uuid, p_requester_id uuid, p_token_id uuid",
+  returns: "boolean",
+  volatility: "VOLATILE",
+  body: `BEGIN
+${MANAGER_GUARD}
+  UPDATE public.api_tokens t SET revoked_at = pg_catalog.now()
+  WHERE t.id = p_token_id
+    AND t.organization_id = p_organization_id
+    AND t.revoked_at IS NULL
+    AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now());
+  RETURN FOUND;
+END`,
+});

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
-import { MAINTENANCE_ROLE } from "./definer-functions.ts";
+import { MAINTENANCE_ROLE } from "./definer.ts";
 
 /**
  * Decision 031 (SPEC §3a): every SECURITY DEFINER function the app role may execute either takes

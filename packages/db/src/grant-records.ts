@@ -1,7 +1,9 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
+import { definerFunction } from "./definer.ts";
 import * as as from "./schema/authorization-server.ts";
 import { oauthGrants, type SignInMethod, signInSessions } from "./schema/grant-records.ts";
+import { TOKEN_LIVE, TOKEN_SIGN_IN_ALLOWED } from "./sign-in.ts";
 
 /**
  * North's server-side records of sign-in (decision 029): how each authorization-server browser
@@ -239,3 +241,29 @@ export async function endMemberOAuth(db: Database | Tx, userId: string): Promise
     .where(and(eq(as.oauthRefreshToken.userId, userId), isNull(as.oauthRefreshToken.revoked)));
   await db.delete(as.session).where(eq(as.session.userId, userId));
 }
+
+export const SIGN_IN_RECORD_FUNCTION = "sign_in_session_record";
+
+/**
+ * North's record of a live authorization-server browser session of `p_user_id` (decision 029):
+ * how it signed in and, for a pasted API token, the token and its scopes — only while that
+ * token is neither revoked nor expired and its organisation has no IdP, so a session opened
+ * with a token that has since been revoked mints nothing more. A lookup by the session id the
+ * library resolved from the browser's own cookie; one row at most.
+ */
+export const signInRecordDefiner = definerFunction({
+  name: SIGN_IN_RECORD_FUNCTION,
+  params: "p_session_id text, p_user_id uuid",
+  returns: "TABLE (organization_id uuid, method text, api_token_id uuid, scope_cap text[])",
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT r.organization_id, r.method, r.api_token_id, r.scope_cap
+    FROM north_auth.sign_in_session r
+    JOIN north_auth.session s ON s.id = r.session_id
+    WHERE r.session_id = p_session_id AND r.user_id = p_user_id
+      AND s.expires_at > pg_catalog.now()
+      AND (r.api_token_id IS NULL OR (${TOKEN_LIVE("r.api_token_id", "p_user_id")}
+        AND ${TOKEN_SIGN_IN_ALLOWED("r.organization_id")}));
+END`,
+});

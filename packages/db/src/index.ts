@@ -4,6 +4,7 @@ export {
   type OpenedSession,
   type OpenSessionParams,
   openAdminSession,
+  RESOLVE_SESSION_FUNCTION,
   type ResolvedSession,
   resolveAdminSession,
 } from "./admin-sessions.ts";
@@ -15,6 +16,7 @@ export {
   hashToken,
   listApiTokens,
   mintToken,
+  RESOLVE_TOKEN_FUNCTION,
   type ResolvedToken,
   resolveApiToken,
   revokeApiToken,
@@ -22,6 +24,7 @@ export {
 } from "./api-tokens.ts";
 export {
   type AdminAuditEvent,
+  AUDIT_ADMIN_FUNCTION,
   type AuditCursor,
   type AuditEvent,
   type AuditFilters,
@@ -43,24 +46,17 @@ export {
 } from "./client.ts";
 export {
   type AdminApiToken,
+  API_TOKENS_ADMIN_FUNCTION,
   isLiveToken,
   listApiTokensForAdmin,
   type ManagerRequest,
+  MEMBER_OVERVIEW_FUNCTION,
   type MemberOverview,
+  REVOKE_TOKEN_ADMIN_FUNCTION,
   readMemberOverview,
   revokeApiTokenForAdmin,
 } from "./console.ts";
-export {
-  ADMIN_FUNCTION,
-  API_TOKENS_ADMIN_FUNCTION,
-  AUDIT_ADMIN_FUNCTION,
-  MAINTENANCE_ROLE,
-  MEMBER_OVERVIEW_FUNCTION,
-  PURGE_FUNCTION,
-  RESOLVE_SESSION_FUNCTION,
-  RESOLVE_TOKEN_FUNCTION,
-  REVOKE_TOKEN_ADMIN_FUNCTION,
-} from "./definer-functions.ts";
+export { MAINTENANCE_ROLE } from "./definer.ts";
 export {
   type AddMemberParams,
   addMember,
@@ -91,29 +87,47 @@ export {
   signInRecordFor,
 } from "./grant-records.ts";
 export {
+  type FoundGrant,
+  findGrant,
+  type GrantSummary,
+  listGrants,
+  type RevokedGrant,
+  revokeClientAccess,
+  revokeGrant,
+} from "./grants.ts";
+export { PURGE_FUNCTION } from "./memories/definers.ts";
+export {
+  memoriesToEmbed,
+  setMemoryEmbedding,
+} from "./memories/embeddings.ts";
+export {
   type ForgetResult,
   type ForgetTarget,
   forgetMemories,
   type HeldMemory,
-  MAX_SUPERSEDES,
   memoriesHeld,
-  memoriesToEmbed,
   othersMemoriesMatching,
+} from "./memories/erasure.ts";
+export {
   purgeExpiredMemories,
+  type ReclaimResult,
+  reclaimErasedSpace,
+  rekeySubjectFingerprints,
+} from "./memories/maintenance.ts";
+export {
   type RecalledMemory,
   type RecallMode,
   type RecallParams,
-  type ReclaimResult,
+  recallMemories,
+  VECTOR_CANDIDATES,
+} from "./memories/recall.ts";
+export {
+  MAX_SUPERSEDES,
   type RememberParams,
   type RememberResult,
-  recallMemories,
-  reclaimErasedSpace,
-  rekeySubjectFingerprints,
   rememberMemory,
   type SubjectFingerprinter,
-  setMemoryEmbedding,
-  VECTOR_CANDIDATES,
-} from "./memories.ts";
+} from "./memories/remember.ts";
 export {
   type HeldSubject,
   listHeldSubjects,
@@ -160,31 +174,26 @@ export {
 export {
   type ActiveMember,
   activeMemberForUser,
-  DomainTakenError,
   ensureAuthorizationServerUser,
-  type FoundGrant,
-  findGrant,
-  type GrantSummary,
-  getSsoConnection,
-  listGrants,
   memberEmail,
   organizationName,
   type ResolvedGrant,
-  type RevokedGrant,
-  removeSsoConnection,
   resolveOAuthGrant,
-  revokeClientAccess,
-  revokeGrant,
-  type SetSsoParams,
   type SignInMatch,
   type SignInOutcome,
+  signInMember,
+} from "./sign-in.ts";
+export {
+  DomainTakenError,
+  getSsoConnection,
+  removeSsoConnection,
+  type SetSsoParams,
   type SsoConnection,
   type SsoSummary,
   setSsoConnection,
-  signInMember,
   ssoConnectionForDomain,
   ssoConnectionForOrganization,
-} from "./sign-in.ts";
+} from "./sso.ts";
 export { type Tenant, type TenantProof, withOrganization, withTenant } from "./tenant.ts";
 export {
   ensureVectorIndex,
@@ -194,6 +203,7 @@ export {
   type VectorSearchReport,
 } from "./vector-search.ts";
 export {
+  ADMIN_FUNCTION,
   type AdminProfileEntry,
   type AdminProfilesResult,
   type ProfileEntry,

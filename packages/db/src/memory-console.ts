@@ -2,7 +2,8 @@ import type { MemoryKind, MemoryOrigin } from "@north/agent-runtime";
 import { and, count, desc, eq, isNotNull, isNull, max, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import type { Tx } from "./client.ts";
-import { type ForgetTarget, targetCondition } from "./memories.ts";
+import { type ForgetTarget, targetCondition } from "./memories/erasure.ts";
+import { HOLDS_BODY } from "./memories/live.ts";
 import { members, memories } from "./schema/index.ts";
 
 /**
@@ -28,7 +29,7 @@ export interface HeldSubject {
 }
 
 /** Live and expired rows still hold a body; anything else is a tombstone. */
-const holdsBody = and(isNull(memories.forgottenAt), isNull(memories.purgedAt));
+const holdsBody = and(...HOLDS_BODY);
 const isLive = sql`${memories.forgottenAt} is null and ${memories.purgedAt} is null and ${memories.expiresAt} > now()`;
 const isExpiredHeld = sql`${memories.forgottenAt} is null and ${memories.purgedAt} is null and ${memories.expiresAt} <= now()`;
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
+import { ADVISORY_LOCKS } from "./advisory-locks.ts";
 import { prepareVectorSearch, type VectorSearchReport } from "./vector-search.ts";
 
 /**
@@ -25,8 +26,7 @@ function findMigrationsFolder(): string {
 
 export const MIGRATIONS_FOLDER = findMigrationsFolder();
 
-/** Arbitrary but fixed: `hashtext('north.migrate')` would do as well, this needs no round trip. */
-const MIGRATION_LOCK_KEY = 7_410_001;
+const MIGRATION_LOCK_KEY = ADVISORY_LOCKS.migrate;
 
 /**
  * Applies pending migrations on the owner connection, then detects pgvector and prepares vector

@@ -131,6 +131,36 @@ describe("attacks on a pipelined tenant transaction", () => {
     expect(await answers("attack-dead-connection")).toBe(0);
   });
 
+  it("a connection that dies while statements wait behind one being described fails them all instead of hanging them", async () => {
+    const pool = onePool();
+    const [known] = await withTenant(pool.db, tenantOf(a), async (tx) =>
+      tx.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`),
+    );
+    // A statement with parameters that this session has not prepared yet is described first;
+    // postgres.js holds the connection's next statements back until it is answered (the state
+    // every connection is in after a restart of PostgreSQL, when every statement is new).
+    const running = withTenant(pool.db, tenantOf(a), async (tx) => {
+      const slow = tx.execute(sql`select pg_catalog.pg_sleep(${0.8}) as slept`);
+      const waiting = tx.execute(sql`select ${"held back"}::text as value`);
+      // Each is awaited, as a store awaits its statements one after another.
+      const settled = await Promise.allSettled([slow, waiting]);
+      for (const s of settled) if (s.status === "rejected") throw s.reason;
+      return settled;
+    });
+    running.catch(() => {});
+    await sleep(200);
+    await terminate(Number(known?.pid));
+    const settled = await within(running, 3_000);
+    expect(settled.state).toBe("rejected");
+    // …and the pool opens the connection again for the next call, which is not handed the old
+    // session's last words ("terminating connection") as its own failure.
+    const after = await within(
+      withTenant(pool.db, tenantOf(b), async (tx) => tx.execute(tenantSetting)),
+      3_000,
+    );
+    expect(after).toMatchObject({ state: "resolved", value: [{ value: b.organizationId }] });
+  });
+
   it("a connection that dies mid-transaction and is opened again for another tenant never runs the first call's statements", async () => {
     const pool = onePool();
     const seenByA: unknown[] = [];

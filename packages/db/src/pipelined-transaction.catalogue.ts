@@ -164,7 +164,8 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     ),
     mutation: {
       file: FILE,
-      find: "          if (ended()) return refused(transactionEnded());\n",
+      in: "refusal",
+      find: "if (state.ended()) return transactionEnded();",
       replace: "",
       why: "a statement after the early COMMIT runs on the connection, outside the transaction",
     },
@@ -184,8 +185,9 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     check: check("refuses a last statement that is not sent at once, before anything of it runs"),
     mutation: {
       file: FILE,
-      find: "  if (!sent) {\n    running.catch(ignore);\n    throw new TypeError(",
-      replace: "  if (false) {\n    running.catch(ignore);\n    throw new TypeError(",
+      in: "finishWith",
+      find: "if (!sent) {",
+      replace: "if (false) {",
       why: "a statement sent after its first await is taken for the last, unannounced",
     },
   },

@@ -114,6 +114,8 @@ export async function beginPipelined(
     ending = { tail: tail.map(statement), commit: send("commit") };
   };
   let usable = true;
+  /** Set when the transaction is over: what the work still holds of it is refused from then. */
+  let over = false;
   try {
     refuseUnbuildable(plan.head);
     const begin = send("begin", [], session.beginOptions);
@@ -121,8 +123,12 @@ export async function beginPipelined(
     const head = [begin, ...plan.head.map(statement)];
     let result: unknown;
     try {
-      const client = scoped(connection, prepare, session.gone, () => ending !== undefined);
-      endings.set(client, end);
+      const { client, inSavepoint } = scoped(connection, prepare, {
+        gone: session.gone,
+        ended: () => ending !== undefined,
+        over: () => over,
+      });
+      endings.set(client, { end, inSavepoint });
       // Drizzle reaches the caller's work synchronously, which adopts this connection.
       opening = client;
       let running: unknown;
@@ -162,6 +168,7 @@ export async function beginPipelined(
     if (isDatabaseUnavailable(error)) usable = false;
     throw error;
   } finally {
+    over = true;
     session.end();
     // A connection opened again belongs to whoever the pool opened it for.
     if (usable && !session.gone()) connection.release();
@@ -220,7 +227,10 @@ const transactionEnded = () =>
   });
 
 /** Sends a transaction's tail and COMMIT: registered per transaction, by its connection. */
-const endings = new WeakMap<postgres.Sql, (tail: readonly RawStatement[]) => void>();
+const endings = new WeakMap<
+  postgres.Sql,
+  { end: (tail: readonly RawStatement[]) => void; inSavepoint: () => boolean }
+>();
 /** Set only while a `finishWith` is running its statement: ends the transaction right after it. */
 const finishing = new WeakMap<postgres.Sql, (sent: Promise<unknown>) => void>();
 
@@ -229,7 +239,9 @@ const finishing = new WeakMap<postgres.Sql, (sent: Promise<unknown>) => void>();
  * a statement built once, run by `runStatement` — a Drizzle query is sent only once awaited) with
  * `tail` and COMMIT written right behind it in the same write, so a read is one round trip
  * (decision 036). The statement, `tail` and COMMIT succeed or fail together; after it, the
- * transaction refuses any further statement. Outside a pipelined transaction, or when `last`
+ * transaction refuses any further statement, and has committed: a work that fails after its last
+ * statement undoes nothing, so it is for a last statement that only reads (a tool call's read
+ * and its audit row). Not inside a savepoint. Outside a pipelined transaction, or when `last`
  * sends nothing, it simply runs `last` (the tail then goes out after the work, as usual, from
  * the plan).
  */
@@ -239,14 +251,17 @@ export function finishWith<T>(
   last: () => Promise<T>,
 ): Promise<T> {
   const client = connectionOf(tx);
-  const end = client && endings.get(client);
-  if (!client || !end) return last();
+  const ending = client && endings.get(client);
+  if (!client || !ending) return last();
+  // Inside a savepoint COMMIT would end the whole transaction from within it.
+  if (ending.inSavepoint())
+    throw new TypeError("finishWith runs the transaction's last statement, not a savepoint's");
   refuseUnbuildable(tail);
   let sent = false;
   finishing.set(client, () => {
     finishing.delete(client);
     sent = true;
-    end(tail);
+    ending.end(tail);
   });
   let running: Promise<T>;
   try {
@@ -255,7 +270,9 @@ export function finishWith<T>(
     finishing.delete(client);
   }
   if (!sent) {
-    running.catch(ignore);
+    // A native promise is already running and must not reject unheard; a lazy query (Drizzle's)
+    // is not running, and a handler would run it: it is left alone, never sent.
+    if (running instanceof Promise) running.catch(ignore);
     throw new TypeError("finishWith's statement was not sent before its first await");
   }
   return running;
@@ -318,24 +335,67 @@ async function firstFailure(queries: readonly Promise<unknown>[], otherwise: unk
   return otherwise;
 }
 
-/** The reserved connection as Drizzle's transaction sees it: prepared statements, savepoints. */
+/** Whether the transaction can still take the work's statements, and why not when it cannot. */
+interface WorkState {
+  /** The connection closed under the transaction (`sameSession`). */
+  gone(): boolean;
+  /** COMMIT went out with the work's last statement (`finishWith`). */
+  ended(): boolean;
+  /** The transaction is over and the connection back with the pool. */
+  over(): boolean;
+}
+
+const transactionOver = () =>
+  Object.assign(new Error("the transaction is over"), { code: "TRANSACTION_OVER" });
+
+/** Why a statement of the work may not be sent now, if it may not. */
+function refusal(state: WorkState): Error | undefined {
+  if (state.gone()) return connectionClosed();
+  if (state.over()) return transactionOver();
+  // After COMMIT went out with the work's last statement, nothing more is the work's.
+  if (state.ended()) return transactionEnded();
+  return undefined;
+}
+
+/** What of postgres.js a transaction's work has no business with: it would reach past it. */
+const NOT_THE_WORKS = new Set([
+  "begin",
+  "release",
+  "reserve",
+  "listen",
+  "notify",
+  "subscribe",
+  "file",
+  "end",
+  "close",
+]);
+
+/**
+ * The reserved connection as Drizzle's transaction sees it: prepared statements, savepoints.
+ * Every way of sending — `unsafe`, a tagged template, a savepoint — is refused once the
+ * connection closed, COMMIT went out with the last statement, or the transaction is over, so
+ * nothing the work still holds can run outside it or in the next tenant's transaction.
+ */
 function scoped(
   connection: postgres.ReservedSql,
   prepare: boolean,
-  gone: () => boolean,
-  ended: () => boolean,
-): postgres.Sql {
+  state: WorkState,
+): { client: postgres.Sql; inSavepoint: () => boolean } {
   let savepoints = 0;
-  const run = (query: string) =>
-    gone() ? refused() : ended() ? refused(transactionEnded()) : connection.unsafe(query);
+  let depth = 0;
+  const run = (query: string) => {
+    const error = refusal(state);
+    return error ? refused(error) : connection.unsafe(query);
+  };
   const self: postgres.Sql = new Proxy(connection, {
+    apply: (target, thisArgument, args) => {
+      const error = refusal(state);
+      return error ? refused(error) : Reflect.apply(target, thisArgument, args);
+    },
     get: (target, property, receiver) => {
       if (property === "unsafe") {
         return (query: string, args?: unknown[], options?: Record<string, unknown>) => {
-          if (gone()) return refused();
-          // After COMMIT went out with the work's last statement, nothing more is the work's.
-          if (ended()) return refused(transactionEnded());
-          const error = unbuildable(args);
+          const error = refusal(state) ?? unbuildable(args);
           if (error) return refused(error);
           const sent = target.unsafe(query, args as never, { ...options, prepare });
           const finish = finishing.get(self);
@@ -348,7 +408,7 @@ function scoped(
         };
       }
       if (property === "savepoint") return savepoint;
-      if (property === "begin" || property === "release") return undefined;
+      if (typeof property === "string" && NOT_THE_WORKS.has(property)) return undefined;
       return Reflect.get(target, property, receiver);
     },
   });
@@ -356,6 +416,7 @@ function scoped(
     const work = args.pop() as (client: postgres.Sql) => unknown;
     const name = `north_s${savepoints++}`;
     await run(`savepoint ${name}`);
+    depth++;
     try {
       const result = await work(self);
       await run(`release savepoint ${name}`);
@@ -363,9 +424,11 @@ function scoped(
     } catch (error) {
       await run(`rollback to savepoint ${name}`);
       throw error;
+    } finally {
+      depth--;
     }
   }
-  return self;
+  return { client: self, inSavepoint: () => depth > 0 };
 }
 
 /** The same statement for Drizzle's `tx.execute`: its placeholders `$1`…`$n`, each once, in order. */

@@ -1,7 +1,9 @@
 import { getTableName } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import postgres from "postgres";
-import { DEFINER_FUNCTIONS, MAINTENANCE_ROLE } from "./definer-functions.ts";
+import { ADVISORY_LOCKS } from "./advisory-locks.ts";
+import { MAINTENANCE_ROLE } from "./definer.ts";
+import { DEFINER_FUNCTIONS } from "./definer-functions.ts";
 import {
   adminSessions,
   apiTokens,
@@ -73,8 +75,7 @@ export const PROVISIONED_TABLES: readonly PgTable[] = TABLE_GRANTS.map((g) => g.
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** Fixed key for `pg_advisory_xact_lock`: concurrent runs queue instead of racing on CREATE ROLE. */
-const PROVISION_LOCK_KEY = 7_410_002;
+const PROVISION_LOCK_KEY = ADVISORY_LOCKS.provision;
 
 /**
  * Creates or upgrades roles, ownership, grants and the SECURITY DEFINER functions in one

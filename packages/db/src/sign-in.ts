@@ -1,54 +1,10 @@
-import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
+import { definerFunction } from "./definer.ts";
+import { normalizedEmailSql } from "./email.ts";
 import * as as from "./schema/authorization-server.ts";
-import { members, organizations, ssoConnections, ssoDomains } from "./schema/index.ts";
+import { members, organizations } from "./schema/index.ts";
 import { type Tenant, withTenant } from "./tenant.ts";
-
-/** An organisation's identity provider as sign-in needs it; the secret still encrypted. */
-export interface SsoConnection {
-  organizationId: string;
-  issuer: string;
-  clientId: string;
-  clientSecretEncrypted: string;
-}
-
-type SsoRow = {
-  organization_id: string;
-  issuer: string;
-  client_id: string;
-  client_secret_encrypted: string;
-};
-
-const toConnection = (row: SsoRow | undefined): SsoConnection | null =>
-  row
-    ? {
-        organizationId: row.organization_id,
-        issuer: row.issuer,
-        clientId: row.client_id,
-        clientSecretEncrypted: row.client_secret_encrypted,
-      }
-    : null;
-
-/** Home-realm discovery: the IdP for an email's domain, if an organisation claimed it. */
-export async function ssoConnectionForDomain(
-  db: Database,
-  domain: string,
-): Promise<SsoConnection | null> {
-  const rows = await db.execute<SsoRow>(
-    sql`select * from public.sso_connection_for_domain(${domain.toLowerCase()})`,
-  );
-  return toConnection(rows[0]);
-}
-
-export async function ssoConnectionForOrganization(
-  db: Database,
-  organizationId: string,
-): Promise<SsoConnection | null> {
-  const rows = await db.execute<SsoRow>(
-    sql`select * from public.sso_connection_for_organization(${organizationId}::uuid)`,
-  );
-  return toConnection(rows[0]);
-}
 
 export type SignInOutcome =
   | "bound"
@@ -176,184 +132,6 @@ export async function ensureAuthorizationServerUser(db: Database, userId: string
 
 // --- Operator side (owner connection) -------------------------------------------------------
 
-export interface SetSsoParams {
-  organizationId: string;
-  issuer: string;
-  clientId: string;
-  clientSecretEncrypted: string;
-  domains: readonly string[];
-}
-
-export class DomainTakenError extends Error {
-  constructor(readonly domain: string) {
-    super(`the domain ${domain} already belongs to another organisation`);
-    this.name = "DomainTakenError";
-  }
-}
-
-/** Creates or replaces an organisation's IdP and its domains, in one transaction. */
-export async function setSsoConnection(db: Database, params: SetSsoParams): Promise<void> {
-  const domains = [...new Set(params.domains.map((d) => d.toLowerCase()))];
-  await db.transaction(async (tx) => {
-    const taken = await tx
-      .select({ domain: ssoDomains.domain, organizationId: ssoDomains.organizationId })
-      .from(ssoDomains)
-      .where(inArray(ssoDomains.domain, domains));
-    const foreign = taken.find((d) => d.organizationId !== params.organizationId);
-    if (foreign) throw new DomainTakenError(foreign.domain);
-    await tx
-      .insert(ssoConnections)
-      .values({
-        organizationId: params.organizationId,
-        issuer: params.issuer,
-        clientId: params.clientId,
-        clientSecretEncrypted: params.clientSecretEncrypted,
-      })
-      .onConflictDoUpdate({
-        target: ssoConnections.organizationId,
-        set: {
-          issuer: params.issuer,
-          clientId: params.clientId,
-          clientSecretEncrypted: params.clientSecretEncrypted,
-          updatedAt: sql`now()`,
-        },
-      });
-    await tx.delete(ssoDomains).where(eq(ssoDomains.organizationId, params.organizationId));
-    await tx
-      .insert(ssoDomains)
-      .values(domains.map((domain) => ({ domain, organizationId: params.organizationId })));
-  });
-}
-
-export interface SsoSummary {
-  issuer: string;
-  clientId: string;
-  domains: string[];
-}
-
-/** What `north org sso show` prints: never the secret. */
-export async function getSsoConnection(
-  db: Database,
-  organizationId: string,
-): Promise<SsoSummary | null> {
-  const [row] = await db
-    .select({ issuer: ssoConnections.issuer, clientId: ssoConnections.clientId })
-    .from(ssoConnections)
-    .where(eq(ssoConnections.organizationId, organizationId));
-  if (!row) return null;
-  const domains = await db
-    .select({ domain: ssoDomains.domain })
-    .from(ssoDomains)
-    .where(eq(ssoDomains.organizationId, organizationId))
-    .orderBy(ssoDomains.domain);
-  return { ...row, domains: domains.map((d) => d.domain) };
-}
-
-/** Removes an organisation's IdP (its domains go with it). True when there was one. */
-export async function removeSsoConnection(db: Database, organizationId: string): Promise<boolean> {
-  const removed = await db
-    .delete(ssoConnections)
-    .where(eq(ssoConnections.organizationId, organizationId))
-    .returning({ organizationId: ssoConnections.organizationId });
-  return removed.length > 0;
-}
-
-export interface GrantSummary {
-  id: string;
-  userId: string;
-  clientId: string;
-  clientName: string | null;
-  scopes: string[];
-  createdAt: Date | null;
-}
-
-const grantColumns = {
-  id: as.oauthConsent.id,
-  userId: as.oauthConsent.userId,
-  clientId: as.oauthConsent.clientId,
-  clientName: as.oauthClient.name,
-  scopes: as.oauthConsent.scopes,
-  createdAt: as.oauthConsent.createdAt,
-};
-
-/**
- * The grants (a member's consent to a client) of an organisation's members, optionally one
- * member's. Runs on the owner connection (CLI) or, for the console, in the tenant transaction,
- * where RLS on `members` keeps it to the tenant's organisation.
- */
-export async function listGrants(
-  db: Database | Tx,
-  params: { organizationId: string; userId?: string },
-): Promise<GrantSummary[]> {
-  const rows = await db
-    .select(grantColumns)
-    .from(as.oauthConsent)
-    .innerJoin(as.oauthClient, eq(as.oauthClient.clientId, as.oauthConsent.clientId))
-    .innerJoin(members, sql`${members.userId}::text = ${as.oauthConsent.userId}`)
-    .where(
-      and(
-        eq(members.organizationId, params.organizationId),
-        params.userId ? eq(members.userId, params.userId) : undefined,
-      ),
-    )
-    .orderBy(desc(as.oauthConsent.createdAt));
-  return rows.map((r) => ({ ...r, userId: r.userId ?? "" }));
-}
-
-export interface RevokedGrant {
-  id: string;
-  userId: string;
-  clientId: string;
-}
-
-/**
- * Revokes a grant: the consent goes and every refresh token of that member and client is
- * revoked, so the client must sign in again, and its access tokens fail on the next request
- * (the resource server checks the consent each time). Null when no such grant exists — in the
- * organisation, when one is given.
- */
-export async function revokeGrant(
-  db: Database | Tx,
-  grantId: string,
-  organizationId?: string,
-): Promise<RevokedGrant | null> {
-  const [grant] = await db
-    .select({
-      id: as.oauthConsent.id,
-      userId: as.oauthConsent.userId,
-      clientId: as.oauthConsent.clientId,
-    })
-    .from(as.oauthConsent)
-    .innerJoin(members, sql`${members.userId}::text = ${as.oauthConsent.userId}`)
-    .where(
-      and(
-        eq(as.oauthConsent.id, grantId),
-        organizationId ? eq(members.organizationId, organizationId) : undefined,
-      ),
-    );
-  if (!grant?.userId) return null;
-  await revokeClientAccess(db, grant.userId, grant.clientId);
-  return { id: grant.id, userId: grant.userId, clientId: grant.clientId };
-}
-
-/** Ends a member's access through one client: consent, refresh and stored access tokens. */
-export async function revokeClientAccess(
-  db: Database | Tx,
-  userId: string,
-  clientId: string,
-): Promise<void> {
-  const mine = (t: typeof as.oauthRefreshToken | typeof as.oauthAccessToken) =>
-    and(eq(t.userId, userId), eq(t.clientId, clientId));
-  await db
-    .delete(as.oauthConsent)
-    .where(and(eq(as.oauthConsent.userId, userId), eq(as.oauthConsent.clientId, clientId)));
-  await db.delete(as.oauthAccessToken).where(mine(as.oauthAccessToken));
-  await db
-    .update(as.oauthRefreshToken)
-    .set({ revoked: new Date() })
-    .where(and(mine(as.oauthRefreshToken), isNull(as.oauthRefreshToken.revoked)));
-}
-
 /** The tenant's organisation name (RLS: the app role sees only its own organisation). */
 export async function organizationName(db: Database, tenant: Tenant): Promise<string> {
   const [row] = await withTenant(db, tenant, (tx) =>
@@ -365,28 +143,141 @@ export async function organizationName(db: Database, tenant: Tenant): Promise<st
   return row?.name ?? "";
 }
 
-export interface FoundGrant {
-  id: string;
-  userId: string;
-  clientId: string;
-  organizationId: string;
-}
+export const SIGN_IN_MEMBER_FUNCTION = "sign_in_member";
 
 /**
- * One grant by id with the organisation of its member (owner connection): what `north grant
- * revoke` needs to revoke it in that organisation's name and audit it there. Null when there is
- * no such grant.
+ * Maps a verified IdP identity to a member of the transaction's organisation (SPEC §3a): by the
+ * (issuer, subject) pair bound at an earlier sign-in, else by the verified email among the
+ * organisation's active members, compared after the one email normalisation (email.ts: no
+ * `lower()`, so a non-ASCII look-alike never matches an ASCII member), which then binds the pair.
+ * The email match needs the address's domain to be one of the organisation's `sso_domains`
+ * ("by verified email within the organisation's domains"): a shared or multi-tenant IdP that
+ * vouches for an address elsewhere does not sign in the member holding it.
+ * `outcome` says which, or why nobody matched: `not_member` (no such active member — there is no
+ * self-signup), `domain_not_allowed` (the email is outside the organisation's domains) or
+ * `bound_elsewhere` (the member is already bound to another subject at this
+ * issuer: an email the IdP moved to another account does not inherit the member). The
+ * organisation is the transaction's tenant (`north.organization_id`), never an argument; without
+ * one it raises 42501.
  */
-export async function findGrant(db: Database | Tx, grantId: string): Promise<FoundGrant | null> {
-  const [row] = await db
-    .select({
-      id: as.oauthConsent.id,
-      userId: members.userId,
-      clientId: as.oauthConsent.clientId,
-      organizationId: members.organizationId,
-    })
-    .from(as.oauthConsent)
-    .innerJoin(members, sql`${members.userId}::text = ${as.oauthConsent.userId}`)
-    .where(eq(as.oauthConsent.id, grantId));
-  return row ?? null;
-}
+export const signInMemberDefiner = definerFunction({
+  name: SIGN_IN_MEMBER_FUNCTION,
+  params: "p_issuer text, p_subject text, p_email text",
+  returns: "TABLE (user_id uuid, role text, outcome text)",
+  volatility: "VOLATILE",
+  body: `DECLARE
+  v_organization_id uuid := nullif(current_setting('north.organization_id', true), '')::uuid;
+  v_user uuid;
+  v_role text;
+BEGIN
+  IF v_organization_id IS NULL THEN
+    RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
+  END IF;
+  SELECT m.user_id, m.role INTO v_user, v_role
+  FROM public.member_identities i
+  JOIN public.members m ON m.organization_id = i.organization_id AND m.user_id = i.user_id
+  WHERE i.issuer = p_issuer AND i.subject = p_subject
+    AND i.organization_id = v_organization_id AND m.removed_at IS NULL;
+  IF v_user IS NOT NULL THEN
+    RETURN QUERY SELECT v_user, v_role, 'bound'::text;
+    RETURN;
+  END IF;
+  IF EXISTS (SELECT 1 FROM public.member_identities i
+             WHERE i.issuer = p_issuer AND i.subject = p_subject) THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'not_member'::text;
+    RETURN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM public.sso_domains d
+                 WHERE d.organization_id = v_organization_id
+                   AND d.domain = pg_catalog.substring(${normalizedEmailSql("p_email")}, '@([^@]+)$')) THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'domain_not_allowed'::text;
+    RETURN;
+  END IF;
+  SELECT m.user_id, m.role INTO v_user, v_role
+  FROM public.members m
+  WHERE m.organization_id = v_organization_id
+    AND ${normalizedEmailSql("m.email")} = ${normalizedEmailSql("p_email")}
+    AND m.removed_at IS NULL;
+  IF v_user IS NULL THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'not_member'::text;
+    RETURN;
+  END IF;
+  IF EXISTS (SELECT 1 FROM public.member_identities i
+             WHERE i.user_id = v_user AND i.issuer = p_issuer) THEN
+    RETURN QUERY SELECT NULL::uuid, NULL::text, 'bound_elsewhere'::text;
+    RETURN;
+  END IF;
+  INSERT INTO public.member_identities (issuer, subject, organization_id, user_id)
+  VALUES (p_issuer, p_subject, v_organization_id, v_user);
+  RETURN QUERY SELECT v_user, v_role, 'matched'::text;
+END`,
+});
+
+export const MEMBER_FOR_USER_FUNCTION = "active_member_for_user";
+
+/**
+ * The active member behind a user id the authorization server already holds (its session, a
+ * token's subject): organisation and role, for the sign-in pages and token claims. No email:
+ * the library's user table lists every user id, so what this answers for any id must not name
+ * people; the consent page reads the email in the member's own tenant (`memberEmail`).
+ */
+export const memberForUserDefiner = definerFunction({
+  name: MEMBER_FOR_USER_FUNCTION,
+  params: "p_user_id uuid",
+  returns: "TABLE (organization_id uuid, role text)",
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT m.organization_id, m.role
+    FROM public.members m
+    WHERE m.user_id = p_user_id AND m.removed_at IS NULL;
+END`,
+});
+
+export const RESOLVE_GRANT_FUNCTION = "resolve_oauth_grant";
+
+/**
+ * Whether an organisation may be signed in to with a pasted API token: only while it has no IdP
+ * (SPEC §3a). A grant or browser session opened by token ends once an IdP is configured.
+ */
+export const TOKEN_SIGN_IN_ALLOWED = (organization: string) => `NOT EXISTS (
+        SELECT 1 FROM public.sso_connections s WHERE s.organization_id = ${organization})`;
+
+/** The API token `token` of `user`, neither revoked nor expired. */
+export const TOKEN_LIVE = (token: string, user: string) => `EXISTS (
+        SELECT 1 FROM public.api_tokens t
+        WHERE t.id = ${token} AND t.user_id = ${user}
+          AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now()))`;
+
+/**
+ * The resource server's per-request check of a North access token, and the token endpoint's
+ * before a refresh (SPEC §3a, decision 029): the member is still active, the grant (the
+ * member's consent to that client, with North's record of what opened it) still exists and is
+ * within its absolute lifetime, the API token that opened it (if one did) is neither revoked nor
+ * expired and its organisation still has no IdP, and — for an access token — the token was
+ * issued under this very grant (`p_grant_id`, its `north_grant` claim), not an earlier one that
+ * was revoked before the member consented again (null at the token endpoint). Returns the
+ * grant's scope cap too (a token sign-in's scopes; null for the IdP). One round trip.
+ */
+export const resolveGrantDefiner = definerFunction({
+  name: RESOLVE_GRANT_FUNCTION,
+  params: "p_user_id uuid, p_client_id text, p_grant_id uuid",
+  returns: "TABLE (organization_id uuid, role text, grant_id text, scope_cap text[])",
+  volatility: "STABLE",
+  body: `BEGIN
+  RETURN QUERY
+    SELECT m.organization_id, m.role, c.id, g.scope_cap
+    FROM north_auth.oauth_consent c
+    JOIN north_auth.oauth_grant g ON g.consent_id = c.id
+    JOIN public.members m ON m.organization_id = g.organization_id AND m.user_id = g.user_id
+    WHERE c.user_id = p_user_id::text AND c.client_id = p_client_id
+      AND g.user_id = p_user_id AND g.client_id = p_client_id
+      AND m.removed_at IS NULL
+      AND g.expires_at > pg_catalog.now()
+      AND (p_grant_id IS NULL OR g.id = p_grant_id)
+      AND (g.api_token_id IS NULL OR (${TOKEN_LIVE("g.api_token_id", "p_user_id")}
+        AND ${TOKEN_SIGN_IN_ALLOWED("g.organization_id")}))
+    LIMIT 1;
+END`,
+});

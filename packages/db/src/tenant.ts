@@ -1,5 +1,5 @@
+import { ENTER_AS_API_TOKEN_FUNCTION } from "./api-tokens.ts";
 import { type Database, type Tx, transactionTimeoutMs } from "./client.ts";
-import { ENTER_AS_API_TOKEN_FUNCTION } from "./definer-functions.ts";
 import { adoptConnection, pipelined, type RawStatement } from "./pipelined-transaction.ts";
 import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/index.ts";
 

@@ -9,6 +9,7 @@ import {
 } from "@north/agent-runtime";
 import { and, eq, ne, or, sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
+import { definerFunction, MANAGER_GUARD } from "./definer.ts";
 import { callManagerOnly } from "./manager-only.ts";
 import { prepareStatement, runStatement, timestampOf } from "./prepared.ts";
 import { workingProfileAnswers as answers } from "./schema/index.ts";
@@ -264,3 +265,40 @@ export async function readProfilesForAdmin(
     })),
   };
 }
+
+export const ADMIN_FUNCTION = "working_profile_answers_for_admin";
+
+/**
+ * Every member's working profile for a manager (SPEC §6).
+ *
+ * Owner bypass: this function is SECURITY DEFINER and owned by `forma`, which owns
+ * `working_profile_answers` and `members`. Both tables have RLS enabled but not forced, so the
+ * owner's reads skip the owner-only policy; that is the only reason this sees other members'
+ * rows. Forcing RLS on those tables, or changing either owner, silently empties its result.
+ * The schema's policy comment (schema/working-profile.ts) names the same dependency.
+ */
+export const adminProfilesDefiner = definerFunction({
+  name: ADMIN_FUNCTION,
+  params: "p_organization_id uuid, p_requester_id uuid",
+  returns: `TABLE (
+  owner_user_id uuid,
+  owner_email text,
+  question_id text,
+  question_text text,
+  answer text,
+  version integer,
+  created_at timestamptz,
+  updated_at timestamptz
+)`,
+  volatility: "STABLE",
+  body: `BEGIN
+${MANAGER_GUARD}
+  RETURN QUERY
+    SELECT a.owner_user_id, m.email, a.question_id, a.question_text, a.answer, a.version,
+           a.created_at, a.updated_at
+    FROM public.working_profile_answers a
+    JOIN public.members m ON m.organization_id = a.organization_id AND m.user_id = a.owner_user_id
+    WHERE a.organization_id = p_organization_id
+    ORDER BY m.email, a.created_at, a.question_id;
+END`,
+});

@@ -11,7 +11,8 @@ const RULE = "packages/db/src/definer-functions.integration.test.ts";
 /** The suites of this concern whose every check needs an entry below. */
 export const SUITES: readonly string[] = [ATTACK, RULE];
 
-const DEFINERS = "packages/db/src/definer-functions.ts";
+/** Definer functions live beside their domains' stores: entries find them anywhere. */
+const DEFINERS = undefined;
 const SERVE = "apps/mcp-server/src/cli/serve.ts";
 const PROVISIONING = "packages/db/src/provision.ts";
 

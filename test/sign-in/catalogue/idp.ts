@@ -13,7 +13,8 @@ const IDP_SUITE = "test/sign-in/idp.test.ts";
 
 const IDENTITY_PROVIDER = "apps/mcp-server/src/sign-in/identity-provider.ts";
 const EMAIL_SIGN_IN = "apps/mcp-server/src/sign-in/routes/email.ts";
-const DEFINERS = "packages/db/src/definer-functions.ts";
+/** Definer functions live beside their domains' stores: entries find them anywhere. */
+const DEFINERS = undefined;
 const DIRECTORY = "packages/db/src/directory.ts";
 const EMAIL = "packages/db/src/email.ts";
 

@@ -98,8 +98,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: LIMITER,
-      find: "`${principal.organizationId}:${principal.userId}`, points",
-      replace: "`${principal.organizationId}`, points",
+      find: "await limiters[bucket].consume(`${principal.organizationId}:${principal.userId}`, points);",
+      replace: "await limiters[bucket].consume(`${principal.organizationId}`, points);",
       why: "key the budgets by organisation only, so one member exhausts a colleague's",
     },
   },

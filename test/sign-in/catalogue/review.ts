@@ -10,7 +10,8 @@ const REVIEW = "test/security/sign-in-review.test.ts";
 /** The suites of this concern whose every check needs an entry below. */
 export const SUITES: readonly string[] = [REVIEW];
 
-const DEFINERS = "packages/db/src/definer-functions.ts";
+/** Definer functions live beside their domains' stores: entries find them anywhere. */
+const DEFINERS = undefined;
 const CONSENT_CLIENT = "apps/mcp-server/src/sign-in/consent-client.ts";
 const ROUTES = "apps/mcp-server/src/sign-in/routes.ts";
 const FORM_BODY = "apps/mcp-server/src/sign-in/form-body.ts";

@@ -82,6 +82,38 @@ function isToolCall(body: unknown): boolean {
   return method === "tools/call" && id !== undefined;
 }
 
+/**
+ * A request's principal on its way to being proven (decision 036): a remembered one is answered
+ * only once the transaction of the tool call it serves proved it, or once it is looked up
+ * (`proven`). A credential that turns out not to hold gets back the protocol points it was
+ * charged, so a revoked token spends nothing of its member's budget.
+ */
+function admission(
+  remembered: Principal,
+  lookUp: () => Promise<Principal>,
+  limiter: McpRoutesOptions["limiter"],
+) {
+  let principal = remembered;
+  let charged = 0;
+  return {
+    principal: () => principal,
+    /** The protocol points the request was charged as its remembered principal. */
+    charged(points: number) {
+      if (principal.unproven) charged = points;
+    },
+    async proven(): Promise<Principal> {
+      if (!principal.unproven) return principal;
+      try {
+        principal = await lookUp();
+      } catch (error) {
+        if (charged > 0) await limiter.refund(remembered, "protocol", charged);
+        throw error;
+      }
+      return principal;
+    },
+  };
+}
+
 /** Stateless server: no standalone SSE stream to open and no session to end (MCP transports spec). */
 const notAllowed = () =>
   new Response(
@@ -112,14 +144,15 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
   });
 
   app.post("/mcp", async (c) => {
-    let principal = c.get("principal");
+    const admitted = admission(
+      c.get("principal"),
+      () => options.lookUp(c.req.raw),
+      options.limiter,
+    );
+    let principal = admitted.principal();
     const requestId = c.get("requestId");
-    /**
-     * A remembered principal (decision 036) is answered only once proven: by the transaction of
-     * the tool call it serves, else by looking its credential up here, before anything else.
-     */
     const proven = async () => {
-      if (principal.unproven) principal = await options.lookUp(c.req.raw);
+      principal = await admitted.proven();
       return principal;
     };
     let body: unknown;
@@ -138,6 +171,7 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
     // Every message counts against the principal's protocol budget, before any server work.
     const refused = await meterPost(body, principal, requestId, { ...options, prove: proven });
     if (refused) return refused;
+    admitted.charged(Array.isArray(body) ? Math.max(1, body.length) : 1);
     let missing = missingScopes(principal, body, options.capabilities);
     if (missing && principal.unproven) {
       missing = missingScopes(await proven(), body, options.capabilities);
@@ -195,7 +229,7 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
         "the database refused a remembered credential: looked up again",
       );
     }
-    const current = await options.lookUp(c.req.raw);
+    const current = await admitted.proven();
     if (proof.state === "pending" && samePrincipal(current, principal)) return response;
     return serve(current);
   });

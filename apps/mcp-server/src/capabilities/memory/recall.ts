@@ -153,6 +153,7 @@ export const createRecallTool = (deps: MemoryDeps) =>
       "For everything held about one person, including erased ones, use north__memory_held.",
     ].join(" "),
     kind: "read",
+    callsOut: deps.embedder !== undefined,
     inputSchema,
     outputSchema,
     annotations: READ_ONLY_ANNOTATIONS,

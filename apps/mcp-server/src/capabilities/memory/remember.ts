@@ -86,6 +86,7 @@ export const createRememberTool = ({ embedder }: Pick<MemoryDeps, "embedder">) =
       TOOL_RULES.honesty,
     ].join(" "),
     kind: "write",
+    callsOut: embedder !== undefined,
     inputSchema,
     outputSchema,
     annotations: IDEMPOTENT_WRITE_ANNOTATIONS,

@@ -1,0 +1,29 @@
+import { gt, isNull, type SQL, sql } from "drizzle-orm";
+import { memories } from "../schema/index.ts";
+
+/**
+ * A live memory (SPEC §5): neither erased (forgotten), purged, superseded nor expired. It is what
+ * recall and the briefing return, what remember's idempotence compares with, and what the
+ * embeddings backfill embeds. Defined once for Drizzle and once for PL/pgSQL (the candidate and
+ * backfill functions); `live.integration.test.ts` holds the two equal, row by row.
+ */
+export const LIVE_MEMORY: readonly SQL[] = [
+  isNull(memories.forgottenAt),
+  isNull(memories.purgedAt),
+  isNull(memories.supersededBy),
+  gt(memories.expiresAt, sql`now()`),
+];
+
+/** {@link LIVE_MEMORY} in PL/pgSQL, for the `memories` row named `alias`. */
+export const liveMemorySql = (alias: string): string =>
+  `${alias}.forgotten_at IS NULL AND ${alias}.purged_at IS NULL AND ${alias}.superseded_by IS NULL AND ${alias}.expires_at > pg_catalog.now()`;
+
+/**
+ * A memory that still holds its body: neither erased nor purged (superseded and expired ones
+ * do, until the purge). What erasure may still erase and the console may still show.
+ */
+export const HOLDS_BODY: readonly SQL[] = [isNull(memories.forgottenAt), isNull(memories.purgedAt)];
+
+/** {@link HOLDS_BODY} in PL/pgSQL, for the `memories` row named `alias`. */
+export const holdsBodySql = (alias: string): string =>
+  `${alias}.forgotten_at IS NULL AND ${alias}.purged_at IS NULL`;
