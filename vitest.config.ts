@@ -24,6 +24,41 @@ const PROTOCOL_SUITES = [
   "test/fuzz/**/*.test.ts",
 ];
 
+/**
+ * The suites that drive the app through the app login role (MCP tools, the CLI, the pipelined
+ * transaction), which `bun run test:pgbouncer` runs again behind PgBouncer in transaction mode
+ * (SPEC §10). Chosen by name: a suite named `*.acceptance`, `memory-*` or under `fuzz/` is in
+ * it without anyone adding it here (docs/testing.md).
+ */
+const POOLER_SUITES = [
+  "test/*.acceptance.test.ts",
+  "test/memory-*.test.ts",
+  "test/fuzz/**/*.test.ts",
+  "test/contract.test.ts",
+  "test/transport.test.ts",
+  "test/oauth.test.ts",
+  "test/limiter-and-audit.test.ts",
+  "test/language-search.test.ts",
+  "test/embeddings-provider.test.ts",
+  "test/operator.e2e.test.ts",
+  "test/cli-export.test.ts",
+  "packages/db/src/pipelined-transaction*.integration.test.ts",
+];
+
+/**
+ * The suites that touch memories and migrations, which `bun run test:pgvector` runs again on a
+ * PostgreSQL with pgvector (decision 028; `DATABASE_URL` from scripts/pgvector-postgres.sh).
+ * Every `memory*` suite and every integration suite of packages/db is in it by its name.
+ */
+const VECTOR_SUITES = [
+  "test/memory*.test.ts",
+  "test/language-search.test.ts",
+  "test/embeddings-provider.test.ts",
+  "test/operator.e2e.test.ts",
+  "test/cli-export.test.ts",
+  "packages/db/src/**/*.integration.test.ts",
+];
+
 const underClient = (client: "v2-pinned" | "v2-auto") => ({
   test: {
     name: `mcp-${client}`,
@@ -53,6 +88,15 @@ export default defineConfig({
       },
       underClient("v2-pinned"),
       underClient("v2-auto"),
+      {
+        test: {
+          name: "pgbouncer",
+          include: POOLER_SUITES,
+          env: { NORTH_TEST_PGBOUNCER: "1" },
+          ...database,
+        },
+      },
+      { test: { name: "pgvector", include: VECTOR_SUITES, ...database } },
     ],
   },
 });

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const ENTRY = "apps/mcp-server/src/cli/main.ts";
+const ENTRY = "apps/north/src/main.ts";
 
 /** Bundles the CLI into `outfile` (from the repository root, or absolute); throws on failure. */
 export function bundle(outfile: string): void {

@@ -1,20 +1,9 @@
 /**
- * `bun run provision`: creates or upgrades the roles (`forma`, `app_role`, `north_maintenance`,
- * the app login user, the maintenance login user), ownership, grants and the admin function on `DATABASE_URL`, in one idempotent transaction.
- * Run it after `db:migrate`.
+ * `bun run provision`, the name operators know: a door into `north provision` (apps/north), which
+ * creates or upgrades the roles, ownership, grants and functions on `DATABASE_URL` in one
+ * idempotent transaction. Run it after `bun run db:migrate`.
  */
-import { provisionDatabase } from "@north/db";
+process.argv.splice(2, 0, "provision");
+await import("../apps/north/src/main.ts");
 
-const url = process.env.DATABASE_URL;
-const loginUser = process.env.DB_APP_LOGIN_USER ?? "north_app";
-if (!url) {
-  console.error("DATABASE_URL is not set: it must name a connection allowed to create roles.");
-  process.exit(2);
-}
-await provisionDatabase(url, {
-  loginUser,
-  loginPassword: process.env.DB_APP_LOGIN_PASSWORD,
-  maintenanceLoginUser: process.env.DB_MAINTENANCE_LOGIN_USER,
-  maintenanceLoginPassword: process.env.DB_MAINTENANCE_LOGIN_PASSWORD,
-});
-console.log(JSON.stringify({ provisioned: true, loginUser }));
+export {};

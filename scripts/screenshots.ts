@@ -16,7 +16,7 @@ import { chromium, type Page } from "playwright-core";
 import { seedWorkspaceOverMcp } from "./console-seed.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(ROOT, "apps/mcp-server/src/cli/main.ts");
+const CLI = path.join(ROOT, "apps/north/src/main.ts");
 const OUT = path.join(ROOT, "docs/console");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const WIDTHS = [

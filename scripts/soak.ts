@@ -35,7 +35,7 @@ const RSS_EVERY_MS = 2_000;
 /** RSS after the warm-up and at the end: the median of this many seconds of samples. */
 const WINDOW_S = Math.min(30, SECONDS / 10);
 const ROOT = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(ROOT, "apps/mcp-server/src/cli/main.ts");
+const CLI = path.join(ROOT, "apps/north/src/main.ts");
 
 /** The server's resident set, from /proc (Linux), in MiB. */
 async function rssMiB(pid: number): Promise<number> {

@@ -26,8 +26,8 @@
  *   --write-doc          regenerate the per-check table in docs/acceptance.md (whole catalogue)
  *   --dry-run            only check that every `find` occurs exactly once; run nothing
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import path from "node:path";
 import {
@@ -38,15 +38,29 @@ import {
   NO_MUTATION,
   SUITES,
 } from "./acceptance-mutations.ts";
-import { locate } from "./mutation-anchor.ts";
+import {
+  applyEdits,
+  holdsMutation,
+  placeOf,
+  planEdits,
+  recoverFromJournal,
+  restoreAll,
+} from "./mutation-edits.ts";
+import {
+  exactName,
+  leave,
+  runVitest,
+  stopChild,
+  tail,
+  testsOf,
+  type VitestRun,
+} from "./mutation-runs.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
-const WORK = path.join(ROOT, ".tmp", "try-mutations");
-const JOURNAL = path.join(WORK, "journal.json");
+const _WORK = path.join(ROOT, ".tmp", "try-mutations");
 const DOC = path.join(ROOT, "docs", "acceptance.md");
 const DOC_BEGIN = "<!-- try-mutations:begin -->";
 const DOC_END = "<!-- try-mutations:end -->";
-const RUN_TIMEOUT_MS = 300_000;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -80,223 +94,6 @@ function usage(problem: string): never {
     `${problem}\nusage: bun run test:acceptance-mutations [--only <substring>] [--check-isolation] [--write-doc] [--dry-run]\n`,
   );
   process.exit(2);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mutating and restoring files, with a journal that survives a SIGKILL
-
-interface Mutated {
-  file: string;
-  original: Buffer;
-  mutated: Buffer;
-}
-
-/** Files currently holding a mutation; restored by every exit path. */
-let mutated: Mutated[] = [];
-
-function writeJournal() {
-  mkdirSync(WORK, { recursive: true });
-  const entries = mutated.map((m) => ({
-    file: m.file,
-    original: m.original.toString("base64"),
-    mutated: m.mutated.toString("base64"),
-  }));
-  writeFileSync(JOURNAL, JSON.stringify(entries));
-}
-
-/** Puts every mutated file back and checks it byte for byte; throws if one does not match. */
-function restoreAll(): void {
-  const problems: string[] = [];
-  for (const m of mutated) {
-    const absolute = path.join(ROOT, m.file);
-    writeFileSync(absolute, m.original);
-    if (!readFileSync(absolute).equals(m.original)) problems.push(m.file);
-  }
-  mutated = [];
-  if (problems.length > 0) {
-    throw new Error(`restored content differs from the original in ${problems.join(", ")}`);
-  }
-  rmSync(JOURNAL, { force: true });
-}
-
-/** After a SIGKILL: puts back what the journal holds, if the files still hold the mutation. */
-function recoverFromJournal(): void {
-  if (!existsSync(JOURNAL)) return;
-  const entries = JSON.parse(readFileSync(JOURNAL, "utf8")) as {
-    file: string;
-    original: string;
-    mutated: string;
-  }[];
-  for (const entry of entries) {
-    const absolute = path.join(ROOT, entry.file);
-    const current = readFileSync(absolute);
-    const original = Buffer.from(entry.original, "base64");
-    if (current.equals(original)) continue;
-    if (!current.equals(Buffer.from(entry.mutated, "base64"))) {
-      process.stderr.write(
-        `${entry.file} holds neither its original nor the mutation an interrupted run left in ${path.relative(ROOT, JOURNAL)}; fix it by hand, then delete the journal.\n`,
-      );
-      process.exit(2);
-    }
-    writeFileSync(absolute, original);
-    process.stdout.write(`restored ${entry.file}, left mutated by an interrupted run\n`);
-  }
-  rmSync(JOURNAL, { force: true });
-}
-
-/**
- * The files an entry's edits produce, applied in order in memory, or the reason the catalogue is
- * wrong: a `find` missing or ambiguous (mutation-anchor.ts says where it looks), or a
- * replacement that changes nothing.
- */
-function planEdits(edits: readonly Edit[]): Mutated[] | string {
-  const contents = new Map<string, { original: Buffer; text: string }>();
-  const read = (file: string) => {
-    let state = contents.get(file);
-    if (!state) {
-      const original = readFileSync(path.join(ROOT, file));
-      state = { original, text: original.toString("utf8") };
-      contents.set(file, state);
-    }
-    return state.text;
-  };
-  const touched = new Set<string>();
-  for (const edit of edits) {
-    const at = locate(ROOT, edit, read);
-    if (typeof at === "string") return at;
-    const state = contents.get(at.file);
-    if (!state) return `${at.file} was not read`;
-    if (state.text.slice(at.start, at.end) === edit.replace) {
-      return `find and replace are identical in ${at.file}`;
-    }
-    state.text = state.text.slice(0, at.start) + edit.replace + state.text.slice(at.end);
-    touched.add(at.file);
-  }
-  return [...touched].map((file) => {
-    const state = contents.get(file) as { original: Buffer; text: string };
-    return { file, original: state.original, mutated: Buffer.from(state.text, "utf8") };
-  });
-}
-
-/** Writes an entry's edits (journal first); returns the catalogue problem instead, if any. */
-function applyEdits(edits: readonly Edit[]): string | undefined {
-  const plan = planEdits(edits);
-  if (typeof plan === "string") return plan;
-  mutated = plan;
-  writeJournal();
-  for (const m of mutated) writeFileSync(path.join(ROOT, m.file), m.mutated);
-  return undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Running vitest
-
-let child: ChildProcess | undefined;
-/** Set by a signal: restore, stop vitest, exit. */
-let leaving = false;
-
-/**
- * Stops the running vitest, if any. SIGTERM goes to `bun run` alone, which passes it on: vitest
- * then closes the embedded PostgreSQL's stdin and the server stops and removes its data. (A
- * signal to the whole group would also hit PostgreSQL and leave its data directory behind.)
- * Whatever is left after 15 s is killed, group and all.
- */
-async function stopChild(): Promise<void> {
-  const proc = child;
-  if (proc?.pid === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => proc.once("close", () => resolve()));
-  proc.kill("SIGTERM");
-  const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 15_000));
-  if ((await Promise.race([exited, timeout])) === "timeout") {
-    try {
-      process.kill(-proc.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
-interface ReportedTest {
-  fullName: string;
-  status: string;
-  location?: { line: number; column: number };
-  failureMessages?: string[];
-}
-
-interface VitestRun {
-  code: number | null;
-  timedOut: boolean;
-  output: string;
-  /** Tests of the report, by absolute file path; undefined when vitest wrote no report. */
-  report: Map<string, ReportedTest[]> | undefined;
-}
-
-/** `bun run test <files> [-t pattern]` with the JSON reporter; resolves when it exits. */
-function runVitest(
-  files: readonly string[],
-  extra: readonly string[],
-  reportName: string,
-): Promise<VitestRun> {
-  mkdirSync(WORK, { recursive: true });
-  const reportFile = path.join(WORK, `${reportName}.json`);
-  rmSync(reportFile, { force: true });
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: "1" };
-  delete env.DATABASE_URL;
-  const args = [
-    "run",
-    "test",
-    ...files,
-    ...extra,
-    "--reporter=default",
-    "--reporter=json",
-    `--outputFile.json=${reportFile}`,
-  ];
-  return new Promise((resolve, reject) => {
-    const proc = spawn("bun", args, { cwd: ROOT, env, detached: true });
-    child = proc;
-    let output = "";
-    proc.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    proc.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      void stopChild();
-    }, RUN_TIMEOUT_MS);
-    proc.on("error", reject);
-    proc.on("close", (code) => {
-      clearTimeout(timer);
-      child = undefined;
-      // Interrupted: the signal handler exits once vitest is down; nothing more is reported.
-      if (leaving) return;
-      resolve({ code, timedOut, output, report: readReport(reportFile) });
-    });
-  });
-}
-
-function readReport(file: string): Map<string, ReportedTest[]> | undefined {
-  if (!existsSync(file)) return undefined;
-  const json = JSON.parse(readFileSync(file, "utf8")) as {
-    testResults: { name: string; assertionResults: ReportedTest[] }[];
-  };
-  return new Map(json.testResults.map((r) => [r.name, r.assertionResults]));
-}
-
-function testsOf(run: VitestRun, check: Check): ReportedTest[] {
-  const tests = run.report?.get(path.join(ROOT, check.file)) ?? [];
-  return tests.filter((t) => t.fullName === check.name);
-}
-
-/** vitest's -t is a regular expression over the full name (describe titles + test title). */
-function exactName(name: string): string {
-  return `^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`;
-}
-
-function tail(text: string, lines = 40): string {
-  return text.trimEnd().split("\n").slice(-lines).join("\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,7 +246,7 @@ async function main() {
     const result = await tryEntry(entry);
     results.set(entry, result);
     const time = result.seconds === undefined ? "" : ` (${result.seconds.toFixed(1)} s)`;
-    const target = `${label(entry.check)}  ← ${entry.mutation.file}: ${entry.mutation.why}`;
+    const target = `${label(entry.check)}  ← ${placeOf(entry.mutation)}: ${entry.mutation.why}`;
     if (result.kind === "killed") {
       killed++;
       process.stdout.write(`killed           ${target}${time}\n`);
@@ -503,7 +300,8 @@ function writeDoc(
   const rows = [
     ...MUTATIONS.map((e) => {
       const also = e.mutation.also ?? [];
-      const where = [e.mutation.file, ...also.map((a) => a.file)]
+      const where = [e.mutation, ...also]
+        .map(placeOf)
         .filter((f, i, all) => all.indexOf(f) === i)
         .map((f) => `\`${f}\``)
         .join(" + ");
@@ -569,8 +367,7 @@ for (const [signal, code] of [
   ["SIGHUP", 129],
 ] as const) {
   process.on(signal, () => {
-    if (leaving) return;
-    leaving = true;
+    if (leave()) return;
     let restored = true;
     try {
       restoreAll();
@@ -585,7 +382,7 @@ for (const [signal, code] of [
   });
 }
 process.on("exit", () => {
-  if (mutated.length > 0) restoreAll();
+  if (holdsMutation()) restoreAll();
 });
 
 await main();

@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, TEST_AUDIT_KEY, type TestApp } from "./support/mcp.ts";
+import { TEST_AUDIT_KEY, useTestApp } from "./support/mcp.ts";
 import { forget, remember } from "./support/memory-tools.ts";
 import { north, northJson } from "./support/processes.ts";
 import { saveAnswer } from "./support/tools.ts";
 
 /** `north export` (SPEC §5): a member's working profile and the memories they wrote. */
 
-let db: TestDatabase;
-let harness: TestApp;
+const { db, harness } = useTestApp();
 let ws: Workspace;
 let env: Record<string, string>;
 
@@ -24,8 +22,6 @@ interface Exported {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
   ws = await createWorkspace(db.owner.db);
   env = { DATABASE_URL: db.ownerUrl, NORTH_AUDIT_KEY: TEST_AUDIT_KEY };
   const member = await harness.connect(ws.member);
@@ -43,10 +39,6 @@ beforeAll(async () => {
   await forget(member, { memory_id: String(erased.structured?.memory_id) });
   const manager = await harness.connect(ws.manager);
   await remember(manager, { kind: "fact", body: "Partners meet on Mondays.", origin: "stated" });
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
 });
 
 describe("north export", () => {

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SAVE_TOOL } from "@north/agent-runtime";
 import {
   addMember,
@@ -28,7 +27,7 @@ import {
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
 import { TEST_AUDIT_KEY } from "./support/mcp.ts";
-import { connectMcpClient } from "./support/mcp-client.ts";
+import { connectClient } from "./support/mcp-client.ts";
 
 /**
  * The console's Members section and the Working profiles page (SPEC §8, issue 12) in headless
@@ -64,9 +63,7 @@ const mint = async (tenant: Tenant, scopes: string[]) =>
   });
 
 /** An SDK client on /mcp with an API token, as Claude Code would connect. */
-function connect(token: string): Promise<Client> {
-  return connectMcpClient(`${base}/mcp`, { token, name: "north-console-members" });
-}
+const connect = (token: string) => connectClient(`${base}/mcp`, token);
 
 /** One JSON-RPC call on /mcp with a bearer token; its status is what a revocation changes. */
 const listTools = (token: string) =>

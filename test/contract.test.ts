@@ -9,23 +9,15 @@ import {
   type Principal,
   type Scope,
 } from "@north/mcp-server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, type TestApp } from "./support/mcp.ts";
+import { useTestApp } from "./support/mcp.ts";
 
-let db: TestDatabase;
-let harness: TestApp;
+const { db, harness } = useTestApp();
 let ws: Workspace;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
   ws = await createWorkspace(db.owner.db);
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
 });
 
 const PROFILE_TOOLS = ["north__working_profile", "north__working_profile_answer"];

@@ -69,10 +69,12 @@ describe("entry points that run an embedded PostgreSQL", () => {
     expect(result.code).not.toBe(0);
   }, 90_000);
 
-  it("the migrate and provision scripts exit non-zero without or with an unreachable DATABASE_URL", async () => {
+  it("the migrate and provision scripts are doors into the CLI: its refusals, its exit codes", async () => {
     const dead = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
     for (const script of ["scripts/migrate.ts", "scripts/provision-roles.ts"]) {
-      expect((await run("bun", [script], {})).code).toBe(2);
+      const refused = await run("bun", [script, "--bogus"], { DATABASE_URL: dead });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^north: .*--bogus/);
       expect((await run("bun", [script], { DATABASE_URL: dead })).code).not.toBe(0);
     }
   }, 90_000);

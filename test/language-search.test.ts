@@ -7,7 +7,7 @@ import {
   type TestDatabase,
 } from "./support/database.ts";
 import { createWorkspace, createWorkspaceOnOldSchema, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, type TestApp } from "./support/mcp.ts";
+import { createTestApp, type TestApp, useTestApp } from "./support/mcp.ts";
 import { recall, remember } from "./support/memory-tools.ts";
 import { north, northJson } from "./support/processes.ts";
 
@@ -16,17 +16,7 @@ import { north, northJson } from "./support/processes.ts";
  * tool on real PostgreSQL; the language set with `north org set`.
  */
 
-let db: TestDatabase;
-let harness: TestApp;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
-});
+const { db, harness } = useTestApp();
 
 async function workspaceIn(language: "en" | "fr"): Promise<Workspace> {
   const ws = await createWorkspace(db.owner.db, `Cabinet ${language}`);

@@ -13,27 +13,16 @@ import {
   type Tenant,
   withTenant,
 } from "@north/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { describe, expect, it } from "vitest";
 import { createHashingEmbedder } from "./support/embedder.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, type TestApp } from "./support/mcp.ts";
+import { createTestApp, useTestApp } from "./support/mcp.ts";
 import { briefing, forget, held, recall, remember } from "./support/memory-tools.ts";
 import { saveAnswer } from "./support/tools.ts";
 
 /** SPEC §9 case 20 and the memory store's must-shows, through the tools on real PostgreSQL. */
 
-let db: TestDatabase;
-let harness: TestApp;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
-});
+const { db, harness } = useTestApp();
 
 async function workspace(): Promise<Workspace> {
   return createWorkspace(db.owner.db);

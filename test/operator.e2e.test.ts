@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { freePort } from "@north/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
-import { connectMcpClient } from "./support/mcp-client.ts";
+import { connectClient } from "./support/mcp-client.ts";
 import {
   BUNDLE,
   CLI,
@@ -35,9 +35,7 @@ let mcpUrl: string;
 const ids = { org: "", manager: "", member: "" };
 const tokens = { manager: "", member: "", readOnly: "", expiring: "", revoked: "", revokedId: "" };
 
-function connect(token: string): Promise<Client> {
-  return connectMcpClient(mcpUrl, { token, name: "north-e2e" });
-}
+const connect = (token: string) => connectClient(mcpUrl, token);
 
 const post = (token: string | undefined, url = mcpUrl) =>
   fetch(url, {

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { CAPABILITIES, type Capability, type ToolDefinition } from "@north/mcp-server";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, type TestApp } from "./support/mcp.ts";
+import { createTestApp, useTestApp } from "./support/mcp.ts";
 
 const SENTINEL = `BODY-${randomUUID()}`;
 
@@ -38,8 +37,7 @@ const failing: Capability = {
   guidance: [],
 };
 
-let db: TestDatabase;
-let harness: TestApp;
+const { db, harness } = useTestApp({ capabilities: [...CAPABILITIES, failing] });
 let ws: Workspace;
 let token: string;
 
@@ -59,14 +57,8 @@ const mcpHeaders = {
 };
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db, capabilities: [...CAPABILITIES, failing] });
   ws = await createWorkspace(db.owner.db);
   token = harness.tokenFor(ws.member);
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
 });
 
 describe("transport safety", () => {

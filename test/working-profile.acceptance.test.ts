@@ -7,25 +7,14 @@ import {
   RETIRED_QUESTION_IDS,
 } from "@north/agent-runtime";
 import { readProfilesForAdmin, withTenant } from "@north/db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "./support/database.ts";
+import { describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
-import { createTestApp, type TestApp } from "./support/mcp.ts";
+import { useTestApp } from "./support/mcp.ts";
 import { readProfile, saveAnswer } from "./support/tools.ts";
 
 /** SPEC §9 cases 1–13, 15 and 17 through the tools, with the official SDK client. */
 
-let db: TestDatabase;
-let harness: TestApp;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
-});
+const { db, harness } = useTestApp();
 
 /** A new lawyer in a new workspace, connected. */
 async function newLawyer(): Promise<Client> {

@@ -94,6 +94,15 @@ export async function connectMcpClient(
 }
 
 /**
+ * The one way a suite connects to a running North with an API token: an MCP client on `url`
+ * (its `/mcp`), of the kind `NORTH_TEST_MCP_CLIENT` names; every request gives up after
+ * `timeoutMs`.
+ */
+export function connectClient(url: string | URL, token: string, timeoutMs = 30_000) {
+  return connectMcpClient(url, { token, timeoutMs, name: "north-test" });
+}
+
+/**
  * An MCP client on a spawned `north serve --stdio` (or any stdio server), the kind
  * `NORTH_TEST_MCP_CLIENT` names.
  */

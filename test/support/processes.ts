@@ -3,7 +3,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
-export const CLI = path.join(ROOT, "apps/mcp-server/src/cli/main.ts");
+export const CLI = path.join(ROOT, "apps/north/src/main.ts");
 export const BUNDLE = path.join(ROOT, "dist/north.mjs");
 
 export interface CliResult {

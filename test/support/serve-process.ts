@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { connectDatabase, createApiToken, freePort } from "@north/db";
 import { createWorkspace } from "./fixtures.ts";
-import { connectMcpClient } from "./mcp-client.ts";
 import { CLI, type Spawned, spawnProcess } from "./processes.ts";
 
 export interface ServeProcess extends Spawned {
@@ -56,10 +55,7 @@ export async function mintMemberTokens(ownerUrl: string, count: number) {
   }
 }
 
-/** An SDK client on `url` with this bearer token; every request gives up after `timeoutMs`. */
-export function connectClient(url: string, token: string, timeoutMs = 30_000) {
-  return connectMcpClient(url, { token, timeoutMs, name: "north-faults" });
-}
+export { connectClient } from "./mcp-client.ts";
 
 /** `/readyz`: its status code and body. */
 export async function readiness(base: string) {

@@ -25,6 +25,7 @@ export {
   type EmbeddingsProviderOptions,
   type EmbedFailure,
   type EmbedResult,
+  startEmbeddingBackfill,
   unitVector,
 } from "./embeddings/index.ts";
 export {
@@ -35,6 +36,7 @@ export {
 } from "./http-server.ts";
 export {
   createRateLimiter,
+  DEFAULT_PROTOCOL_REQUESTS_PER_MINUTE,
   type LimitDecision,
   type LimiterStatus,
   type RateLimiter,
@@ -56,7 +58,10 @@ export {
   protectedResourceMetadata,
 } from "./oauth.ts";
 export { type AuthResolver, hasScopes, type Principal, SCOPES, type Scope } from "./principal.ts";
+export { meterMessage } from "./protocol-meter.ts";
 export { createMcpServer, SERVER_INFO } from "./server.ts";
+export { serveMcpStdio } from "./server-transports.ts";
+export { revokeAndAudit } from "./sign-in/grants.ts";
 export { createSecretBox, createSignIn, type SignIn, type SignInOptions } from "./sign-in/index.ts";
 export { createMetadataFetch } from "./sign-in/metadata-fetch.ts";
 export type { RegistrationLimitsOptions } from "./sign-in/registration-limits.ts";

@@ -17,7 +17,7 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
     {
-      level: options.level ?? process.env.LOG_LEVEL ?? "info",
+      level: options.level ?? "info",
       base: { service: "north" },
       redact: {
         paths: ["authorization", "headers.authorization", "token", "*.token"],

@@ -115,55 +115,14 @@ async function runAudited(
 ): Promise<{ result: ToolResult; outcome: ToolCallOutcome }> {
   const { principal, requestId } = ctx;
   const tenant: Tenant = { organizationId: principal.organizationId, userId: principal.userId };
-  /**
-   * A tenant transaction, counted in `/metrics` as waiting for and then holding a connection.
-   * Its audit row, built from the work's result, goes out with COMMIT (decision 035).
-   */
-  const inTenant = async <T>(work: (tx: Tx) => Promise<T>, audited?: (result: T) => AuditEvent) => {
-    const tail = audited && ((result: T) => [auditStatement(audited(result))]);
-    const options = { proof: ctx.proof?.proof };
-    try {
-      const result = await (ctx.metrics
-        ? ctx.metrics.pooled((acquired) =>
-            withTenant(
-              ctx.db,
-              tenant,
-              (tx) => {
-                acquired();
-                return work(tx);
-              },
-              tail,
-              options,
-            ),
-          )
-        : withTenant(ctx.db, tenant, work, tail, options));
-      if (ctx.proof) ctx.proof.state = "proven";
-      return result;
-    } catch (error) {
-      if (ctx.proof && isCredentialRefused(error)) ctx.proof.state = "refused";
-      throw error;
-    }
-  };
+  const inTenant = tenantTransactions(ctx, tenant);
   /** Only the tenant and the audit row: a call refused or failed, which changed nothing. */
   const auditOnly = (event: AuditEvent) =>
     inTenant(
       async () => undefined,
       () => event,
     );
-  const audit = (
-    outcome: AuditOutcome,
-    target?: string,
-    affected?: number,
-    reason?: string,
-  ): AuditEvent => ({
-    tool: tool.name,
-    outcome,
-    tokenId: principal.tokenId,
-    requestId,
-    target: target === undefined ? undefined : ctx.fingerprint(target),
-    affected,
-    reason,
-  });
+  const audit = auditEvents(tool.name, ctx);
   const log = (outcome: string) =>
     ctx.logger.info(
       {
@@ -264,16 +223,69 @@ async function runAudited(
     );
   }
   log(outcome.audit.outcome);
+  return { result: toolResult(outcome), outcome: outcome.audit.outcome };
+}
+
+/** What the host receives for a handler's outcome. */
+function toolResult(outcome: ToolOutcome<unknown>): ToolResult {
   return {
-    result: {
-      content: [{ type: "text", text: outcome.text }],
-      ...(outcome.structured === undefined
-        ? {}
-        : { structuredContent: outcome.structured as Record<string, unknown> }),
-      ...(outcome.isError ? { isError: true } : {}),
-    },
-    outcome: outcome.audit.outcome,
+    content: [{ type: "text", text: outcome.text }],
+    ...(outcome.structured === undefined
+      ? {}
+      : { structuredContent: outcome.structured as Record<string, unknown> }),
+    ...(outcome.isError ? { isError: true } : {}),
   };
+}
+
+/**
+ * The tenant transactions of one call, each counted in `/metrics` as waiting for and then
+ * holding a connection. Its audit row, built from the work's result, goes out with COMMIT
+ * (decision 035); a remembered credential is proven in the first of them (decision 036).
+ */
+function tenantTransactions(ctx: RunContext, tenant: Tenant) {
+  return async <T>(work: (tx: Tx) => Promise<T>, audited?: (result: T) => AuditEvent) => {
+    const tail = audited && ((result: T) => [auditStatement(audited(result))]);
+    const options = { proof: ctx.proof?.proof };
+    try {
+      const result = await (ctx.metrics
+        ? ctx.metrics.pooled((acquired) =>
+            withTenant(
+              ctx.db,
+              tenant,
+              (tx) => {
+                acquired();
+                return work(tx);
+              },
+              tail,
+              options,
+            ),
+          )
+        : withTenant(ctx.db, tenant, work, tail, options));
+      if (ctx.proof) ctx.proof.state = "proven";
+      return result;
+    } catch (error) {
+      if (ctx.proof && isCredentialRefused(error)) ctx.proof.state = "refused";
+      throw error;
+    }
+  };
+}
+
+/** The audit rows of one call of `tool`: its target only as a fingerprint, never a body. */
+function auditEvents(tool: string, ctx: RunContext) {
+  return (
+    outcome: AuditOutcome,
+    target?: string,
+    affected?: number,
+    reason?: string,
+  ): AuditEvent => ({
+    tool,
+    outcome,
+    tokenId: ctx.principal.tokenId,
+    requestId: ctx.requestId,
+    target: target === undefined ? undefined : ctx.fingerprint(target),
+    affected,
+    reason,
+  });
 }
 
 const sameNote = (a: AuditNote, b: AuditNote) =>

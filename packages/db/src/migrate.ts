@@ -9,11 +9,10 @@ import { prepareVectorSearch, type VectorSearchReport } from "./vector-search.ts
 
 /**
  * The repository's `drizzle/` folder, found by walking up from this module, so it resolves the
- * same from `packages/db/src` and from the Node bundle in `dist/`. `NORTH_MIGRATIONS_DIR`
- * overrides it for installs that ship the folder elsewhere.
+ * same from `packages/db/src` and from the Node bundle in `dist/`. The CLI passes
+ * `NORTH_MIGRATIONS_DIR` instead, for installs that ship the folder elsewhere.
  */
 function findMigrationsFolder(): string {
-  if (process.env.NORTH_MIGRATIONS_DIR) return path.resolve(process.env.NORTH_MIGRATIONS_DIR);
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = path.join(dir, "drizzle");
@@ -36,7 +35,7 @@ const MIGRATION_LOCK_KEY = ADVISORY_LOCKS.migrate;
  */
 export async function migrateDatabase(
   url: string,
-  migrationsFolder = MIGRATIONS_FOLDER,
+  migrationsFolder: string = MIGRATIONS_FOLDER,
 ): Promise<{ vectorSearch: VectorSearchReport }> {
   const client = postgres(url, { max: 1, onnotice: () => {} });
   try {

@@ -2,109 +2,122 @@
 // The acceptance-mutation catalogue's entries for pipelined-transaction.integration.test.ts
 // (gathered in scripts/acceptance-mutations.ts): for each check, the product change that turns
 // it red.
-import type { Entry } from "../../../scripts/acceptance-mutations.ts";
+import type { Entry } from "../../../test/support/catalogue.ts";
 
-const SUITE = "packages/db/src/pipelined-transaction.integration.test.ts";
-const FILE = "packages/db/src/pipelined-transaction.ts";
-const check = (title: string) => ({ file: SUITE, name: `a pipelined tenant transaction ${title}` });
-const ATTACKS = "packages/db/src/pipelined-transaction-attacks.integration.test.ts";
-const attack = (title: string) => ({
-  file: ATTACKS,
-  name: `attacks on a pipelined tenant transaction ${title}`,
-});
+const SUITE_1 = "packages/db/src/pipelined-transaction.integration.test.ts";
+const SUITE_2 = "packages/db/src/pipelined-transaction-attacks.integration.test.ts";
 
-export const PIPELINE_SUITES = [SUITE, ATTACKS];
+export const SUITES = [SUITE_1, SUITE_2];
 
-export const PIPELINE_MUTATIONS: readonly Entry[] = [
+export const MUTATIONS: readonly Entry[] = [
   {
-    check: check(
-      "sets the tenant before the work's first statement, for every one of many concurrent transactions",
-    ),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction sets the tenant before the work's first statement, for every one of many concurrent transactions",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       find: '    const begin = send("begin", [], session.beginOptions);\n',
       replace:
         '    const tenant = plan.head.map(statement);\n    const begin = send("begin", [], session.beginOptions);\n',
+      why: "the tenant is sent before BEGIN, so it ends with its own implicit transaction",
       also: [
         {
-          file: FILE,
+          file: "packages/db/src/pipelined-transaction.ts",
+          in: "head",
           find: "const head = [begin, ...plan.head.map(statement)];",
           replace: "const head = [begin, ...tenant];",
         },
       ],
-      why: "the tenant is sent before BEGIN, so it ends with its own implicit transaction",
     },
   },
   {
-    check: check("writes the tail in the same transaction as the work, after its statements"),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction writes the tail in the same transaction as the work, after its statements",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "end",
       find: 'ending = { tail: tail.map(statement), commit: send("commit") };',
       replace: 'ending = { tail: [], commit: send("commit") };',
       why: "the tail (a tool call's audit row) is never sent",
     },
   },
   {
-    check: check("rolls the work back when the tail fails, and says why"),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction rolls the work back when the tail fails, and says why",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       find: "    if (failure !== undefined) throw failure;\n",
       replace: "",
       why: "a COMMIT answered with ROLLBACK after a failed audit insert is taken for success",
     },
   },
   {
-    check: check("rolls back a work that throws, sends no tail, and leaves the pool usable"),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction rolls back a work that throws, sends no tail, and leaves the pool usable",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       find: '      await (ending ? ending.commit : send("rollback")).catch(ignore);\n',
       replace: "      await (ending ? ending.commit : Promise.resolve()).catch(ignore);\n",
       why: "a failed work's connection goes back to the pool inside its aborted transaction",
     },
   },
   {
-    check: check(
-      "reports a failed head statement as the cause, and runs none of the work's effects",
-    ),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction reports a failed head statement as the cause, and runs none of the work's effects",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "cause",
       find: "const cause = await firstFailure(head, error);",
       replace: "const cause = error;",
       why: "a failed tenant statement is reported as the work's 'transaction aborted'",
     },
   },
   {
-    check: check(
-      "keeps savepoints: a failure inside one rolls back to it and the transaction commits",
-    ),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction keeps savepoints: a failure inside one rolls back to it and the transaction commits",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       find: "      await run(`rollback to savepoint ${name}`);\n",
       replace: "",
       why: "a failure inside a savepoint aborts the whole transaction",
     },
   },
   {
-    check: check("refuses to run when Drizzle does not open the transaction at once"),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction refuses to run when Drizzle does not open the transaction at once",
+    },
     mutation: {
-      file: FILE,
+      in: "pipelined",
       find: "  if (!taken) {",
       replace: "  if (!taken && handoff) {",
       why: "a plan nobody took is ignored: the work would run without its tenant",
     },
   },
   {
-    check: attack(
-      "a tail that throws while it is built leaves no transaction open for the next user of the connection",
-    ),
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a tail that throws while it is built leaves no transaction open for the next user of the connection",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       find: "        const tail = plan.tail?.(result) ?? [];\n        refuseUnbuildable(tail);\n        end(tail);\n",
       replace: "",
       why: "the tail is built after the work's try: a tail that throws leaves BEGIN without ROLLBACK",
       also: [
         {
-          file: FILE,
+          in: "beginPipelined",
           find: "    const sent = ending as NonNullable<typeof ending>;",
           replace:
             "    if (!ending) end(plan.tail?.(result) ?? []);\n    const sent = ending as NonNullable<typeof ending>;",
@@ -113,45 +126,47 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     },
   },
   {
-    check: attack(
-      "a work statement that fails before it is sent fails the call, and the pool goes on",
-    ),
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a work statement that fails before it is sent fails the call, and the pool goes on",
+    },
     mutation: {
-      file: FILE,
+      in: "unbuildable",
       find: "  if (args.includes(undefined)) {",
       replace: "  if (args.includes(Symbol.iterator)) {",
       why: "an undefined value reaches postgres.js, whose refusal rejects BEGIN and leaves the statement unanswered",
     },
   },
   {
-    check: attack(
-      "a connection that dies between the work's statements fails the call instead of hanging it",
-    ),
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a connection that dies between the work's statements fails the call instead of hanging it",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       find: "        connection.onclose = onclose;\n",
       replace: "",
       why: "the transaction does not hear of its connection's close: the next statement waits forever",
     },
   },
   {
-    check: attack(
-      "a connection that dies mid-transaction and is opened again for another tenant never runs the first call's statements",
-    ),
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a connection that dies mid-transaction and is opened again for another tenant never runs the first call's statements",
+    },
     mutation: {
-      file: FILE,
+      in: "sameSession",
       find: "    gone: () => closed || (backend !== undefined && backend.pid !== pid),",
       replace: "    gone: () => false,",
       why: "statements after the close go to whichever session the pool opens on the connection next",
     },
   },
   {
-    check: attack(
-      "a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back",
-    ),
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back",
+    },
     mutation: {
-      // The fault is postgres.js 3.4.9's; the mutation undoes North's patch of it
-      // (patches/postgres@3.4.9.patch), as installed.
       file: "node_modules/postgres/src/index.js",
       find: "    queries.length && connect(c, reserving(queries.shift()))\n",
       replace: "    queries.length && connect(c, queries.shift())\n",
@@ -159,11 +174,12 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     },
   },
   {
-    check: check(
-      "ends with the work's last statement: its tail and COMMIT go with it, and nothing may follow",
-    ),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction ends with the work's last statement: its tail and COMMIT go with it, and nothing may follow",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       in: "refusal",
       find: "if (state.ended()) return transactionEnded();",
       replace: "",
@@ -171,24 +187,39 @@ export const PIPELINE_MUTATIONS: readonly Entry[] = [
     },
   },
   {
-    check: check(
-      "rolls a failing last statement back with the work before it and the tail sent with it",
-    ),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction rolls a failing last statement back with the work before it and the tail sent with it",
+    },
     mutation: {
-      file: FILE,
+      file: "packages/db/src/pipelined-transaction.ts",
       find: "            sent.catch(ignore);\n            finish(sent);\n",
       replace: "            finish(sent);\n            sent.catch(ignore);\n",
       why: "the tail and COMMIT are written before the last statement, which then runs on its own",
     },
   },
   {
-    check: check("refuses a last statement that is not sent at once, before anything of it runs"),
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction refuses a last statement that is not sent at once, before anything of it runs",
+    },
     mutation: {
-      file: FILE,
       in: "finishWith",
       find: "if (!sent) {",
       replace: "if (false) {",
       why: "a statement sent after its first await is taken for the last, unannounced",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a connection that dies while statements wait behind one being described fails them all instead of hanging them",
+    },
+    mutation: {
+      in: "beginPipelined",
+      find: "if (session.gone()) return refused();",
+      replace: "",
+      why: "the transaction's ROLLBACK is written to a connection that closed under it, and waits for an answer forever",
     },
   },
 ];

@@ -1,103 +1,105 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote source code, whose `${…}` must stay literal.
-import type { Entry } from "../../../scripts/acceptance-mutations.ts";
+/** The acceptance-mutation catalogue of test/hosts/claude-code-delivery.test.ts. */
+import type { Entry } from "../../support/catalogue.ts";
 
-const DELIVERY = "test/hosts/claude-code-delivery.test.ts";
-
-const SERVER = "apps/mcp-server/src/server.ts";
-const MANIFEST = "apps/mcp-server/src/manifest.ts";
-const TOOL_RUNNER = "apps/mcp-server/src/tool-runner.ts";
-const FENCE = "packages/agent-runtime/src/memory-fence.ts";
-
-const DELIVERS = "what Claude Code delivers to the model from North";
-const FENCED = "each result with lawyer-written text reaches the model fenced and labelled first";
-const LARGE = "a large profile (15 answers of 9,500 characters) stays within Claude Code's limits";
-const ONBOARD = "the onboard prompt expands in `claude -p`";
-
-/** The structured result with its keys in reverse order: the data before the fence. */
-const DATA_BEFORE_FENCE: Entry["mutation"] = {
-  file: TOOL_RUNNER,
-  why: "the structured result is sent with its data before its fence (keys in another order)",
-  find: "        : { structuredContent: outcome.structured as Record<string, unknown> }),",
-  replace:
-    "        : { structuredContent: Object.fromEntries(Object.entries(outcome.structured as Record<string, unknown>).reverse()) }),",
-};
-
-const BUDGET = "packages/agent-runtime/src/result-budget.ts";
-
-/** The suites of this concern whose every check needs an entry below. */
-export const SUITES: readonly string[] = [DELIVERY];
+export const SUITE = "test/hosts/claude-code-delivery.test.ts";
 
 export const MUTATIONS: readonly Entry[] = [
   {
     check: {
-      file: DELIVERY,
-      name: `${DELIVERS} gives the model North's server instructions whole, under 2,000 characters`,
+      file: SUITE,
+      name: "what Claude Code delivers to the model from North gives the model North's server instructions whole, under 2,000 characters",
     },
     mutation: {
-      file: SERVER,
-      why: "the instructions grow past the 2,048 characters Claude Code keeps",
+      file: "apps/mcp-server/src/server.ts",
       find: "    instructions: instructionsFor(all, capabilities),\n    jsonSchemaValidator: sharedValidator,",
       replace:
         '    instructions: `${instructionsFor(all, capabilities)}\\n\\n${"More guidance. ".repeat(140)}`,\n    jsonSchemaValidator: sharedValidator,',
+      why: "the instructions grow past the 2,048 characters Claude Code keeps",
     },
   },
   {
     check: {
-      file: DELIVERY,
-      name: `${DELIVERS} offers every North tool with a name and input schema the Messages API accepts`,
+      file: SUITE,
+      name: "what Claude Code delivers to the model from North offers every North tool with a name and input schema the Messages API accepts",
     },
     mutation: {
-      file: MANIFEST,
-      why: "tools are published under a dotted name, which MCP allows and the Messages API does not",
+      in: "published",
       find: "    name: tool.name,",
       replace: "    name: `${tool.name}.v1`,",
+      why: "tools are published under a dotted name, which MCP allows and the Messages API does not",
     },
   },
   {
     check: {
-      file: DELIVERY,
-      name: `${DELIVERS} gives the model each tool's description whole, as North wrote it`,
+      file: SUITE,
+      name: "what Claude Code delivers to the model from North gives the model each tool's description whole, as North wrote it",
     },
     mutation: {
-      file: MANIFEST,
-      why: "descriptions grow past the 2,048 characters Claude Code keeps",
+      in: "published",
       find: "    description: tool.description,",
       replace: '    description: `${tool.description}\\n\\n${"More guidance. ".repeat(140)}`,',
-    },
-  },
-  {
-    check: { file: DELIVERY, name: `${FENCED} north__working_profile` },
-    mutation: DATA_BEFORE_FENCE,
-  },
-  {
-    check: { file: DELIVERY, name: `${FENCED} north__memory_held` },
-    mutation: DATA_BEFORE_FENCE,
-  },
-  {
-    check: { file: DELIVERY, name: `${FENCED} north__briefing` },
-    mutation: {
-      file: FENCE,
-      why: "the profile's fence loses its tag, so nothing marks where the lawyer's text starts",
-      find: '    "<north-profile>",',
-      replace: '    "<profile>",',
-    },
-  },
-  {
-    check: { file: DELIVERY, name: `${FENCED} north__memory_recall` },
-    mutation: {
-      file: FENCE,
-      why: "the memories' fence loses its tag",
-      find: '  const open = `<north-memories mode="${options.mode}">`;',
-      replace: '  const open = `<memories mode="${options.mode}">`;',
+      why: "descriptions grow past the 2,048 characters Claude Code keeps",
     },
   },
   {
     check: {
-      file: DELIVERY,
-      name: `${LARGE} the briefing reaches the model whole, once each, and says to read the rest with north__working_profile`,
+      file: SUITE,
+      name: "each result with lawyer-written text reaches the model fenced and labelled first north__working_profile",
     },
     mutation: {
-      file: BUDGET,
+      in: "toolResult",
+      find: ": { structuredContent: outcome.structured as Record<string, unknown> }),",
+      replace:
+        ": { structuredContent: Object.fromEntries(Object.entries(outcome.structured as Record<string, unknown>).reverse()) }),",
+      why: "the structured result is sent with its data before its fence (keys in another order)",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: "each result with lawyer-written text reaches the model fenced and labelled first north__memory_held",
+    },
+    mutation: {
+      in: "toolResult",
+      find: ": { structuredContent: outcome.structured as Record<string, unknown> }),",
+      replace:
+        ": { structuredContent: Object.fromEntries(Object.entries(outcome.structured as Record<string, unknown>).reverse()) }),",
+      why: "the structured result is sent with its data before its fence (keys in another order)",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: "each result with lawyer-written text reaches the model fenced and labelled first north__briefing",
+    },
+    mutation: {
+      in: "renderProfileFence",
+      find: '    "<north-profile>",',
+      replace: '    "<profile>",',
+      why: "the profile's fence loses its tag, so nothing marks where the lawyer's text starts",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: "each result with lawyer-written text reaches the model fenced and labelled first north__memory_recall",
+    },
+    mutation: {
+      file: "packages/agent-runtime/src/memory-fence.ts",
+      in: "open",
+      find: '  const open = `<north-memories mode="${options.mode}">`;',
+      replace: '  const open = `<memories mode="${options.mode}">`;',
+      why: "the memories' fence loses its tag",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: "a large profile (15 answers of 9,500 characters) stays within Claude Code's limits the briefing reaches the model whole, once each, and says to read the rest with north__working_profile",
+    },
+    mutation: {
+      in: "BRIEFING_PROFILE_CHAR_BUDGET",
       find: "export const BRIEFING_PROFILE_CHAR_BUDGET = 16_000;",
       replace: "export const BRIEFING_PROFILE_CHAR_BUDGET = 160_000;",
       why: "the briefing's profile budgeted above what Claude Code passes on",
@@ -105,11 +107,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: DELIVERY,
-      name: `${LARGE} north__working_profile reaches the model whole and names the cursor that reads the rest`,
+      file: SUITE,
+      name: "a large profile (15 answers of 9,500 characters) stays within Claude Code's limits north__working_profile reaches the model whole and names the cursor that reads the rest",
     },
     mutation: {
-      file: BUDGET,
+      in: "RESULT_CHAR_BUDGET",
       find: "export const RESULT_CHAR_BUDGET = 32_000;",
       replace: "export const RESULT_CHAR_BUDGET = 320_000;",
       why: "a page budget above what Claude Code passes on",
@@ -117,26 +119,28 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: DELIVERY,
-      name: `${ONBOARD} as /mcp__north__onboard, into North's onboarding prompt`,
+      file: SUITE,
+      name: "the onboard prompt expands in `claude -p` as /mcp__north__onboard, into North's onboarding prompt",
     },
     mutation: {
-      file: SERVER,
-      why: "the prompt's text is cut when it is rendered",
+      in: "createMcpServer",
       find: '        content: { type: "text" as const, text: m.text },',
       replace: '        content: { type: "text" as const, text: m.text.slice(0, 120) },',
+      why: "the prompt's text is cut when it is rendered",
     },
   },
   {
     check: {
-      file: DELIVERY,
-      name: `${ONBOARD} with its locale argument, /mcp__north__onboard fr, into the French prompt`,
+      file: SUITE,
+      name: "the onboard prompt expands in `claude -p` with its locale argument, /mcp__north__onboard fr, into the French prompt",
     },
     mutation: {
-      file: SERVER,
-      why: "the prompt is rendered without its arguments, so the locale is dropped",
+      in: "createMcpServer",
       find: "      messages: prompt.render(parsed.data).map((m) => ({",
       replace: "      messages: prompt.render({}).map((m) => ({",
+      why: "the prompt is rendered without its arguments, so the locale is dropped",
     },
   },
 ];
+
+export const SUITES = [SUITE];

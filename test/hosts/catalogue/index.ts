@@ -1,4 +1,4 @@
-import type { Entry } from "../../../scripts/acceptance-mutations.ts";
+import type { Entry } from "../../support/catalogue.ts";
 import * as attacks from "./attacks.ts";
 import * as delivery from "./delivery.ts";
 import * as plugin from "./plugin.ts";
@@ -12,5 +12,5 @@ import * as words from "./words.ts";
  */
 const parts = [delivery, words, plugin, tierA, attacks];
 
-export const HOST_SUITES: readonly string[] = parts.flatMap((part) => part.SUITES);
-export const HOST_MUTATIONS: readonly Entry[] = parts.flatMap((part) => part.MUTATIONS);
+export const SUITES: readonly string[] = parts.flatMap((part) => part.SUITES);
+export const MUTATIONS: readonly Entry[] = parts.flatMap((part) => part.MUTATIONS);

@@ -1,102 +1,108 @@
-import type { Entry } from "../../../scripts/acceptance-mutations.ts";
-
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote source code, whose `${…}` must stay literal.
 /**
  * The acceptance-mutation catalogue's entries for remembered-tokens.test.ts (decision 036):
  * for each check, the product change that turns it red. Gathered in
  * scripts/acceptance-mutations.ts.
  */
-const SUITE = "test/security/remembered-tokens.test.ts";
-const check = (title: string) => ({
-  file: SUITE,
-  name: `a remembered API token whose grant ended (decision 036) ${title}`,
-});
-const RESOLVER = "apps/mcp-server/src/oauth.ts";
-const RUNNER = "apps/mcp-server/src/tool-runner.ts";
-const ROUTE = "apps/mcp-server/src/routes/mcp.ts";
-/** Definer functions live beside their domains' stores: entries find them anywhere. */
-const DEFINERS = undefined;
+import type { Entry } from "../../support/catalogue.ts";
 
-export const SUITES = [SUITE];
+export const SUITE = "test/security/remembered-tokens.test.ts";
 
 export const MUTATIONS: readonly Entry[] = [
   {
-    check: check(
-      "remembers: the second request of a token comes back unproven, the first looked up",
-    ),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) remembers: the second request of a token comes back unproven, the first looked up",
+    },
     mutation: {
-      file: RESOLVER,
+      file: "apps/mcp-server/src/oauth.ts",
+      in: "recalled",
       find: "const recalled = options?.mayRemember ? remembered.recall(apiTokenHash) : undefined;",
       replace: "const recalled = remembered.recall(apiTokenHash);",
       why: "every route, not only POST /mcp, is answered from memory",
     },
   },
   {
-    check: check("revoked: the next save is refused 401 and writes neither a row nor an audit row"),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) revoked: the next save is refused 401 and writes neither a row nor an audit row",
+    },
     mutation: {
-      file: RUNNER,
+      in: "options",
       find: "const options = { proof: ctx.proof?.proof };",
       replace: "const options = { proof: undefined };",
       why: "the call's transaction sets the remembered tenant without proving the token",
     },
   },
   {
-    check: check("member removed: the next save is refused 401 and writes nothing"),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) member removed: the next save is refused 401 and writes nothing",
+    },
     mutation: {
-      file: RUNNER,
+      file: "apps/mcp-server/src/tool-runner.ts",
       find: '      if (ctx.proof && isCredentialRefused(error)) ctx.proof.state = "refused";\n',
       replace: '      if (ctx.proof && isCredentialRefused(error)) ctx.proof.state = "proven";\n',
       why: "a transaction the database refused counts as proof, so its internal error is answered",
     },
   },
   {
-    check: check("expired: the next save after the expiry is refused 401 and writes nothing"),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) expired: the next save after the expiry is refused 401 and writes nothing",
+    },
     mutation: {
-      file: DEFINERS,
       find: "        AND (t.expires_at IS NULL OR t.expires_at > pg_catalog.now())\n    ), touched AS (",
       replace: "    ), touched AS (",
       why: "an expired token still resolves",
     },
   },
   {
-    check: check(
-      "revoked: every other kind of request is refused 401 too, none answered from memory",
-    ),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) revoked: every other kind of request is refused 401 too, none answered from memory",
+    },
     mutation: {
-      file: ROUTE,
+      in: "buildMcpRoutes",
       find: 'if (!proof || proof.state === "proven") return response;',
       replace: 'if (!proof || proof.state !== "refused") return response;',
       why: "a tool call that ran no transaction (invalid arguments, unknown tool) is answered unproven",
     },
   },
   {
-    check: check("revoked while the limiter refuses: 401, and no rate_limited row is audited"),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) revoked while the limiter refuses: 401, and no rate_limited row is audited",
+    },
     mutation: {
-      file: DEFINERS,
       find: "  IF NOT FOUND THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
       replace: "  IF FALSE THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
       why: "the proof sets the tenant whatever the token says",
     },
   },
   {
-    check: check(
-      "revoked while its protocol budget is spent: 401, and no mcp_protocol row is audited",
-    ),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) revoked while its protocol budget is spent: 401, and no mcp_protocol row is audited",
+    },
     mutation: {
-      file: ROUTE,
+      in: "buildMcpRoutes",
       find: "{ ...options, prove: proven }",
       replace: "options",
       why: "the protocol meter audits and answers its refusal for an unproven principal",
     },
   },
   {
-    check: check(
-      "demoted: the call runs as the member the token names now, never as the remembered manager",
-    ),
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) demoted: the call runs as the member the token names now, never as the remembered manager",
+    },
     mutation: {
-      file: DEFINERS,
       find: "    AND r.user_id = p_user_id\n    AND r.role = p_role;",
       replace: "    AND r.user_id = p_user_id;",
       why: "the proof does not compare the role, so a demoted manager runs as a manager",
     },
   },
 ];
+
+export const SUITES = [SUITE];

@@ -1,4 +1,4 @@
-import type { Entry } from "../../../scripts/acceptance-mutations.ts";
+import type { Entry } from "../../support/catalogue.ts";
 import * as claudeCode from "./claude-code.ts";
 import * as definers from "./definers.ts";
 import * as grants from "./grants.ts";
@@ -15,5 +15,5 @@ import * as review from "./review.ts";
  */
 const parts = [grants, idp, registration, metadata, metering, definers, claudeCode, review];
 
-export const SIGN_IN_SUITES: readonly string[] = parts.flatMap((part) => part.SUITES);
-export const SIGN_IN_MUTATIONS: readonly Entry[] = parts.flatMap((part) => part.MUTATIONS);
+export const SUITES: readonly string[] = parts.flatMap((part) => part.SUITES);
+export const MUTATIONS: readonly Entry[] = parts.flatMap((part) => part.MUTATIONS);

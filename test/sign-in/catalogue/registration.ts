@@ -1,26 +1,20 @@
-import type { Entry } from "../../../scripts/acceptance-mutations.ts";
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote source code, whose `${…}` must stay literal.
+/** The acceptance-mutation catalogue of test/security/sign-in-consent-names.test.ts, test/security/sign-in-registration.test.ts. */
+import type { Entry } from "../../support/catalogue.ts";
 
-const CONSENT_NAMES = "test/security/sign-in-consent-names.test.ts";
-const CONSENT_CLIENT = "apps/mcp-server/src/sign-in/consent-client.ts";
-const NAMES = "the consent page names who receives the grant";
-const REGISTRATION = "test/security/sign-in-registration.test.ts";
-const LIMITS = "apps/mcp-server/src/sign-in/registration-limits.ts";
-const CLIENTS = "apps/mcp-server/src/sign-in/registered-clients.ts";
-const BUDGET = "registration is budgeted per source address";
-const CAPS = "registered metadata is capped";
-const SWEEP = "clients nobody consented to are swept after a day";
+const SUITE_1 = "test/security/sign-in-consent-names.test.ts";
+const SUITE_2 = "test/security/sign-in-registration.test.ts";
 
-/** The suites of this concern whose every check needs an entry below. */
-export const SUITES: readonly string[] = [CONSENT_NAMES, REGISTRATION];
+export const SUITES = [SUITE_1, SUITE_2];
 
 export const MUTATIONS: readonly Entry[] = [
   {
     check: {
-      file: CONSENT_NAMES,
-      name: `${NAMES} names the redirect's host, labels a registered client unverified and drops the site it claims`,
+      file: SUITE_1,
+      name: "the consent page names who receives the grant names the redirect's host, labels a registered client unverified and drops the site it claims",
     },
     mutation: {
-      file: CONSENT_CLIENT,
+      in: "describeConsentClient",
       find: "home.origin === redirect.origin",
       replace: "true",
       why: "the client's self-declared client_uri is shown whatever host the code goes to",
@@ -28,11 +22,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: CONSENT_NAMES,
-      name: `${NAMES} shows a registered client's own web address when it shares the redirect's origin`,
+      file: SUITE_1,
+      name: "the consent page names who receives the grant shows a registered client's own web address when it shares the redirect's origin",
     },
     mutation: {
-      file: CONSENT_CLIENT,
+      in: "describeConsentClient",
       find: "? home.href",
       replace: "? null",
       why: "the client_uri is never shown, even on the redirect's own origin",
@@ -40,11 +34,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: CONSENT_NAMES,
-      name: `${NAMES} names a metadata-document client's document host and says a loopback app runs on this computer`,
+      file: SUITE_1,
+      name: "the consent page names who receives the grant names a metadata-document client's document host and says a loopback app runs on this computer",
     },
     mutation: {
-      file: CONSENT_CLIENT,
+      in: "describeConsentClient",
       find: "documentHost: metadataDocument ?",
       replace: "documentHost: false ?",
       why: "the host a metadata document was read from is not named",
@@ -52,11 +46,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: REGISTRATION,
-      name: `${BUDGET} refuses a burst of registrations from one address past its budget, while another address still registers`,
+      file: SUITE_2,
+      name: "registration is budgeted per source address refuses a burst of registrations from one address past its budget, while another address still registers",
     },
     mutation: {
-      file: LIMITS,
+      in: "createRegistrationLimits",
       find: "if (decision.allowed) return null;",
       replace: "return null;",
       why: "the register endpoint spends the budget but never refuses",
@@ -64,11 +58,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: REGISTRATION,
-      name: `${BUDGET} refuses metadata-document resolutions from one address past its budget, while another address still resolves`,
+      file: SUITE_2,
+      name: "registration is budgeted per source address refuses metadata-document resolutions from one address past its budget, while another address still resolves",
     },
     mutation: {
-      file: LIMITS,
+      in: "createRegistrationLimits",
       find: "if (scope) {",
       replace: "if (false) {",
       why: "the metadata transport fetches without spending the requesting address's budget",
@@ -76,11 +70,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: REGISTRATION,
-      name: `${CAPS} refuses an oversized client_name with invalid_client_metadata naming it`,
+      file: SUITE_2,
+      name: "registered metadata is capped refuses an oversized client_name with invalid_client_metadata naming it",
     },
     mutation: {
-      file: CLIENTS,
+      in: "registrationCaps",
       find: "client_name: short(200)",
       replace: "client_name: short(100_000)",
       why: "the client name is stored whatever its size",
@@ -88,11 +82,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: REGISTRATION,
-      name: `${CAPS} refuses more than ten redirect URIs, or an oversized one, with invalid_redirect_uri`,
+      file: SUITE_2,
+      name: "registered metadata is capped refuses more than ten redirect URIs, or an oversized one, with invalid_redirect_uri",
     },
     mutation: {
-      file: CLIENTS,
+      in: "uris",
       find: "const uris = z.array(uri).max(MAX_REDIRECT_URIS);",
       replace: "const uris = z.array(uri);",
       why: "a client registers any number of redirect URIs",
@@ -100,11 +94,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: REGISTRATION,
-      name: `${SWEEP} deletes a client that never received a consent once it is a day old`,
+      file: SUITE_2,
+      name: "clients nobody consented to are swept after a day deletes a client that never received a consent once it is a day old",
     },
     mutation: {
-      file: CLIENTS,
+      in: "unused",
       find: "lt(client.createdAt, cutoff),",
       replace: "lt(client.createdAt, new Date(0)),",
       why: "the sweep never finds a client old enough",
@@ -112,11 +106,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: REGISTRATION,
-      name: `${SWEEP} deletes a day-old metadata-document client nobody consented to when another is looked up`,
+      file: SUITE_2,
+      name: "clients nobody consented to are swept after a day deletes a day-old metadata-document client nobody consented to when another is looked up",
     },
     mutation: {
-      file: LIMITS,
+      in: "createRegistrationLimits",
       find: "scope.fetched = true;",
       replace: "",
       why: "a metadata lookup never triggers the sweep, so metadata-document clients pile up",
@@ -124,11 +118,11 @@ export const MUTATIONS: readonly Entry[] = [
   },
   {
     check: {
-      file: REGISTRATION,
-      name: `${SWEEP} keeps a client that has a consent or a refresh token, and one younger than a day`,
+      file: SUITE_2,
+      name: "clients nobody consented to are swept after a day keeps a client that has a consent or a refresh token, and one younger than a day",
     },
     mutation: {
-      file: CLIENTS,
+      in: "unused",
       find: "eq(ast.oauthConsent.clientId, client.clientId)",
       replace: "eq(ast.oauthConsent.clientId, 'no such client')",
       why: "the sweep ignores consents and deletes a client a member consented to",

@@ -1,7 +1,7 @@
 import type { Logger } from "../logger.ts";
 import type { MetadataFailureClass } from "./metadata-fetch.ts";
 import { messagePage } from "./pages.ts";
-import { SECURITY_HEADERS } from "./routes.ts";
+import { SECURITY_HEADERS } from "./security-headers.ts";
 
 /** What the authorize route knows once the library has answered. */
 export interface AuthorizeOutcome {

@@ -7,16 +7,9 @@ import type { SignInDeps, SignInEnv } from "./routes/flow.ts";
 import { buildPageRoutes } from "./routes/page.ts";
 import { buildSignOutRoutes } from "./routes/sign-out.ts";
 import { buildTokenRoutes } from "./routes/token.ts";
+import { SECURITY_HEADERS } from "./security-headers.ts";
 
 export type { SignInDeps } from "./routes/flow.ts";
-
-export const SECURITY_HEADERS = {
-  "Content-Security-Policy":
-    "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "X-Frame-Options": "DENY",
-  "Referrer-Policy": "no-referrer",
-  "Cache-Control": "no-store",
-};
 
 /**
  * The pages of North's authorization server (SPEC §3a), one sub-app per step: the sign-in page

@@ -7,25 +7,29 @@ import {
   freePort,
   purgeExpiredMemories,
 } from "@north/db";
-import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
-import { buildMcpApp } from "../app.ts";
-import { principalForToken } from "../auth.ts";
-import { createCapabilities } from "../capabilities/index.ts";
-import { localBaseUrl, type NorthConfig, publicBaseUrl } from "../config.ts";
 import {
+  buildMcpApp,
+  createAuthResolver,
+  createCapabilities,
   createEmbeddingsProvider,
+  createLogger,
+  createMcpServer,
+  createRateLimiter,
+  createSignIn,
+  describeError,
   type EmbeddingsProvider,
+  LOOPBACK_HOSTS,
+  type Logger,
+  meterMessage,
+  metricsAccessFor,
+  type OAuthOptions,
+  principalForToken,
+  serveMcpStdio,
   startEmbeddingBackfill,
-} from "../embeddings/index.ts";
-import { startHttpServer } from "../http-server.ts";
-import { createRateLimiter } from "../limiter.ts";
-import { createLogger, describeError, type Logger } from "../logger.ts";
-import { LOOPBACK_HOSTS } from "../loopback.ts";
-import { metricsAccessFor } from "../metrics.ts";
-import { createAuthResolver, type OAuthOptions } from "../oauth.ts";
-import { meterMessage } from "../protocol-meter.ts";
-import { createMcpServer, serveMcpStdio } from "../server.ts";
-import { createSignIn } from "../sign-in/index.ts";
+  startHttpServer,
+} from "@north/mcp-server";
+import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
+import { localBaseUrl, type NorthConfig, publicBaseUrl } from "./config.ts";
 import { survivingLateSocketErrors } from "./late-socket-errors.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
 import { type AppRuntime, CliError, openApp } from "./runtime.ts";

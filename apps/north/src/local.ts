@@ -14,10 +14,9 @@ import {
   provisionDatabase,
 } from "@north/db";
 import { startLocalPostgres, stopLocalPostgres } from "@north/db/embedded";
+import { principalForToken, SCOPES } from "@north/mcp-server";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
-import { principalForToken } from "../auth.ts";
-import { SCOPES } from "../principal.ts";
 import {
   dropLease,
   otherLeaseHolders,
@@ -120,8 +119,9 @@ async function answers(url: string): Promise<boolean> {
 export async function openLocalDatabase(
   home: string,
   state: LocalState,
-  warn: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  options: { migrationsFolder?: string; warn?: (line: string) => void } = {},
 ): Promise<LocalDatabase> {
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
   const url = (user: string, password: string, port: number) =>
     `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   const dataDir = path.join(home, "pg");
@@ -161,7 +161,7 @@ export async function openLocalDatabase(
     });
   const ownerUrl = url("postgres", state.superuserPassword, state.port);
   try {
-    await migrateDatabase(ownerUrl);
+    await migrateDatabase(ownerUrl, options.migrationsFolder);
     await provisionDatabase(ownerUrl, {
       loginUser: LOCAL_LOGIN_USER,
       loginPassword: state.appLoginPassword,

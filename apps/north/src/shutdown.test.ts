@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { capturingLogger } from "../../../../test/support/logs.ts";
+import { capturingLogger } from "../../../test/support/logs.ts";
 import { onShutdown, type ShutdownStep, SIGNAL_ECHO_MS } from "./shutdown.ts";
 
 function harness(steps: ShutdownStep[]) {

@@ -1,5 +1,5 @@
 import { connectDatabase, type DatabaseHandle, PURGE_FUNCTION } from "@north/db";
-import type { NorthConfig } from "../config.ts";
+import { migrationsFolder, type NorthConfig } from "./config.ts";
 import {
   type LocalDatabase,
   type LocalState,
@@ -30,7 +30,9 @@ export async function openOwner(config: NorthConfig): Promise<OwnerRuntime> {
   }
   const home = northHome(config.NORTH_HOME);
   const state = await loadLocalState(home);
-  const database = await openLocalDatabase(home, state);
+  const database = await openLocalDatabase(home, state, {
+    migrationsFolder: migrationsFolder(config),
+  });
   const owner = connectDatabase(database.ownerUrl, { max: 2, applicationName: "north-cli" });
   return {
     owner,
@@ -105,7 +107,9 @@ export async function openApp(
   }
   const home = northHome(config.NORTH_HOME);
   const state = await loadLocalState(home);
-  const database = await openLocalDatabase(home, state);
+  const database = await openLocalDatabase(home, state, {
+    migrationsFolder: migrationsFolder(config),
+  });
   const app = connectDatabase(database.appUrl, appPoolOptions(config));
   await refuseUnsafeRole(app).catch(async (error) => {
     await database.stop();

@@ -16,7 +16,7 @@ import {
   type Tx,
   withOrganization,
 } from "@north/db";
-import type { NorthConfig } from "../config.ts";
+import type { NorthConfig } from "./config.ts";
 import { operatorTarget, requireUuid, translate } from "./operator.ts";
 import { CliError, openOwner } from "./runtime.ts";
 

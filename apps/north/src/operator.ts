@@ -17,8 +17,8 @@ import {
   type VectorSearchReport,
   withOrganization,
 } from "@north/db";
-import type { NorthConfig } from "../config.ts";
-import { SCOPES, type Scope } from "../principal.ts";
+import { SCOPES, type Scope } from "@north/mcp-server";
+import { migrationsFolder, type NorthConfig } from "./config.ts";
 import { CliError, type OwnerRuntime, openOwner } from "./runtime.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -72,7 +72,7 @@ export async function migrate(config: NorthConfig) {
     await runtime.close();
     return { migrated: true, database: "local" };
   }
-  const { vectorSearch } = await migrateDatabase(config.DATABASE_URL);
+  const { vectorSearch } = await migrateDatabase(config.DATABASE_URL, migrationsFolder(config));
   return { migrated: true, database: "DATABASE_URL", vectorSearch };
 }
 

@@ -1,5 +1,5 @@
 import { exportMembers, organizationExists, recordAudit, withOrganization } from "@north/db";
-import type { NorthConfig } from "../config.ts";
+import type { NorthConfig } from "./config.ts";
 import { operatorTarget, requireUuid } from "./operator.ts";
 import { CliError, openOwner } from "./runtime.ts";
 

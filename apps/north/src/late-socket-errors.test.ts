@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { capturingLogger } from "../../../../test/support/logs.ts";
+import { capturingLogger } from "../../../test/support/logs.ts";
 import { isLateSocketError, survivingLateSocketErrors } from "./late-socket-errors.ts";
 
 const socketError = (code: string, syscall: string) =>

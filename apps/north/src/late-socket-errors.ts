@@ -1,4 +1,4 @@
-import { describeError, type Logger } from "../logger.ts";
+import { describeError, type Logger } from "@north/mcp-server";
 
 /**
  * Bun's `node:net` can emit a socket's `error` (`read ECONNRESET`) after the connection that

@@ -9,10 +9,8 @@ import {
   removeSsoConnection,
   setSsoConnection,
 } from "@north/db";
-import { type NorthConfig, publicBaseUrl } from "../config.ts";
-import { isLoopbackHost, LOOPBACK_HOSTS } from "../loopback.ts";
-import { revokeAndAudit } from "../sign-in/grants.ts";
-import { createSecretBox } from "../sign-in/secret-box.ts";
+import { createSecretBox, isLoopbackHost, LOOPBACK_HOSTS, revokeAndAudit } from "@north/mcp-server";
+import { type NorthConfig, publicBaseUrl } from "./config.ts";
 import { requireUuid } from "./operator.ts";
 import { CliError, type OwnerRuntime, openOwner } from "./runtime.ts";
 
