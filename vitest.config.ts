@@ -27,12 +27,13 @@ const PROTOCOL_SUITES = [
 /**
  * The suites that drive the app through the app login role (MCP tools, the CLI, the pipelined
  * transaction), which `bun run test:pgbouncer` runs again behind PgBouncer in transaction mode
- * (SPEC §10). Chosen by name: a suite named `*.acceptance`, `memory-*` or under `fuzz/` is in
- * it without anyone adding it here (docs/testing.md).
+ * (SPEC §10). Chosen by name: a suite named `*.acceptance`, `memory-*`, `matters*` or under
+ * `fuzz/` is in it without anyone adding it here (docs/testing.md).
  */
 const POOLER_SUITES = [
   "test/*.acceptance.test.ts",
   "test/memory-*.test.ts",
+  "test/matters*.test.ts",
   "test/fuzz/**/*.test.ts",
   "test/contract.test.ts",
   "test/transport.test.ts",
@@ -48,10 +49,12 @@ const POOLER_SUITES = [
 /**
  * The suites that touch memories and migrations, which `bun run test:pgvector` runs again on a
  * PostgreSQL with pgvector (decision 028; `DATABASE_URL` from scripts/pgvector-postgres.sh).
- * Every `memory*` suite and every integration suite of packages/db is in it by its name.
+ * Every `memory*` and `matters*` suite and every integration suite of packages/db is in it by
+ * its name.
  */
 const VECTOR_SUITES = [
   "test/memory*.test.ts",
+  "test/matters*.test.ts",
   "test/language-search.test.ts",
   "test/embeddings-provider.test.ts",
   "test/operator.e2e.test.ts",

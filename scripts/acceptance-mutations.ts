@@ -5,15 +5,19 @@
  * every entry and writes the per-check table of docs/acceptance.md from the results. A suite
  * listed here must have an entry for every check (or a reason in its NO_MUTATION).
  */
+import * as mattersStore from "../packages/db/src/matters.integration.catalogue.ts";
 import * as pipelined from "../packages/db/src/pipelined-transaction.catalogue.ts";
 import * as provision from "../packages/db/src/provision.integration.catalogue.ts";
 import * as rls from "../packages/db/src/rls.integration.catalogue.ts";
 import * as workingProfileStore from "../packages/db/src/working-profile.integration.catalogue.ts";
 import * as conformance from "../test/conformance.catalogue.ts";
 import * as conformanceAuthorization from "../test/conformance-authorization.catalogue.ts";
+import * as consoleMatters from "../test/console-matters.browser.catalogue.ts";
 import * as contract from "../test/contract.catalogue.ts";
 import * as hosts from "../test/hosts/catalogue/index.ts";
 import * as limiter from "../test/limiter-and-audit.catalogue.ts";
+import * as matters from "../test/matters.acceptance.catalogue.ts";
+import * as mattersCli from "../test/matters-cli.e2e.catalogue.ts";
 import * as memory from "../test/memory.acceptance.catalogue.ts";
 import * as revisions from "../test/protocol-revisions.catalogue.ts";
 import * as rememberedTokens from "../test/security/catalogue/remembered-tokens.ts";
@@ -53,6 +57,10 @@ const PARTS: readonly Part[] = [
   hosts,
   pipelined,
   rememberedTokens,
+  mattersStore,
+  matters,
+  mattersCli,
+  consoleMatters,
 ];
 
 /** Every suite whose checks must each have an entry (or a reason in {@link NO_MUTATION}). */

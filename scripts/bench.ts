@@ -196,7 +196,7 @@ COMMIT;
 `,
     recall: `${tenant("recall")}
 \\set w random(0, 49)
-SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at FROM memories m JOIN public.memory_fulltext_candidates('term' || :w, NULL, NULL, 5, 200) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND m.expires_at > now() ORDER BY c.n;
+SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at, m.matter_id FROM memories m JOIN public.memory_fulltext_candidates('term' || :w, NULL, NULL, 5, 200, NULL::uuid) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = nullif(current_setting('north.organization_id', true), '')::uuid AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at > now() OR m.matter_id = ANY ((SELECT public.north_held_matters())::uuid[])) AND (m.matter_id IS NULL OR m.matter_id = NULL::uuid) ORDER BY c.n;
 ${audit("recall", "north__memory_recall", "read", false)}
 COMMIT;
 `,

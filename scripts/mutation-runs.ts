@@ -10,7 +10,10 @@ import type { Check } from "../test/support/catalogue.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const WORK = path.join(ROOT, ".tmp", "try-mutations");
+/** One check's run: its own embedded PostgreSQL, migrated and provisioned, then one test. */
 const RUN_TIMEOUT_MS = 300_000;
+/** The unmutated run of every listed suite, which takes longer than any one check. */
+export const BASELINE_TIMEOUT_MS = 45 * 60_000;
 
 let child: ChildProcess | undefined;
 /** Set by a signal: restore, stop vitest, exit. */
@@ -64,6 +67,7 @@ export function runVitest(
   files: readonly string[],
   extra: readonly string[],
   reportName: string,
+  timeoutMs = RUN_TIMEOUT_MS,
 ): Promise<VitestRun> {
   mkdirSync(WORK, { recursive: true });
   const reportFile = path.join(WORK, `${reportName}.json`);
@@ -93,7 +97,7 @@ export function runVitest(
     const timer = setTimeout(() => {
       timedOut = true;
       void stopChild();
-    }, RUN_TIMEOUT_MS);
+    }, timeoutMs);
     proc.on("error", reject);
     proc.on("close", (code) => {
       clearTimeout(timer);

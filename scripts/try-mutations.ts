@@ -47,6 +47,7 @@ import {
   restoreAll,
 } from "./mutation-edits.ts";
 import {
+  BASELINE_TIMEOUT_MS,
   exactName,
   leave,
   runVitest,
@@ -192,7 +193,12 @@ async function main() {
     ? [...SUITES]
     : [...new Set([...entries, ...noMutation].map((e) => e.check.file))];
   process.stdout.write(`baseline: ${files.length} suite file(s), unmutated\n`);
-  const baseline = await runVitest(files, ["--includeTaskLocation"], "baseline");
+  const baseline = await runVitest(
+    files,
+    ["--includeTaskLocation"],
+    "baseline",
+    BASELINE_TIMEOUT_MS,
+  );
   if (baseline.code !== 0) {
     process.stdout.write(`${tail(baseline.output, 80)}\n`);
     process.stdout.write(`baseline failed (exit ${baseline.code}): nothing was tried\n`);

@@ -1,5 +1,13 @@
 import { AxeBuilder } from "@axe-core/playwright";
-import { addMember, createApiToken, createOrganization, type Tenant } from "@north/db";
+import {
+  addMember,
+  addScreen,
+  createApiToken,
+  createMatter,
+  createOrganization,
+  type Tenant,
+  withOrganization,
+} from "@north/db";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedWorkspaceOverMcp } from "../scripts/console-seed.ts";
@@ -57,6 +65,22 @@ beforeAll(async () => {
       expiresAt: null,
     })
   ).token;
+  // A matter with a long client name and a screen, for the Matters pages (SPEC §5a).
+  await withOrganization(db.owner.db, org.id, async (tx) => {
+    const matter = await createMatter(tx, {
+      organizationId: org.id,
+      reference: "2026/0042-LONG.REFERENCE_WITH-SEVERAL/PARTS",
+      name: "Société Générale de Construction et de Travaux Publics v. Martin",
+      client: "Société Générale de Construction et de Travaux Publics du Grand Est",
+      access: "restricted",
+    });
+    await addScreen(tx, {
+      organizationId: org.id,
+      matterId: matter.id,
+      userId: associate.userId,
+      reason: "Acted for the other side at her former firm, until March 2026",
+    });
+  });
   await seedWorkspaceOverMcp(`${server.base}/mcp`, [
     { email: "claire", token: managerToken },
     { email: "associate", token: associateToken },
@@ -85,6 +109,8 @@ const pages = () => [
   `/admin/members/${quiet.userId}`,
   "/admin/profiles",
   "/admin/memories",
+  "/admin/matters",
+  `/admin/matters/${encodeURIComponent("2026/0042-LONG.REFERENCE_WITH-SEVERAL/PARTS")}`,
   "/admin/connections",
   "/admin/audit",
   "/admin/no-such-page",

@@ -387,7 +387,7 @@ describe("the console's memories", () => {
         target: { subjectFingerprint: fingerprintOf(ACME.id) },
       }),
     );
-    expect(forgot).toEqual({ outcome: "noop", forgotten: 0, remaining: 0 });
+    expect(forgot).toEqual({ outcome: "noop", forgotten: 0, remaining: 0, heldBack: 0 });
     const [purged] = await db.owner.client`select forgotten_at, purged_at from memories
       where organization_id = ${ws.organizationId} and expires_at < now()`;
     expect(purged?.forgotten_at).toBeNull();

@@ -213,7 +213,7 @@ describe("the vector list", () => {
     const ids = await withTenant(db.app.db, mine.member, async (tx) => {
       const [row] = await tx.execute<{ ids: string[] | null }>(
         // The full-text candidates (p_also) too may name only this organisation's memories.
-        `select to_json(public.memory_vector_candidates('{${TERMINATION.join(",")}}'::real[], '${model}', null, null, '{${near.slice(0, 3).join(",")}}'::uuid[], 50, 200)) as ids`,
+        `select to_json(public.memory_vector_candidates('{${TERMINATION.join(",")}}'::real[], '${model}', null, null, '{${near.slice(0, 3).join(",")}}'::uuid[], 50, 200, null)) as ids`,
       );
       return row?.ids;
     });

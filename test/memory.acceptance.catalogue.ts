@@ -101,9 +101,17 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: { file: SUITE, name: "recall finds a French memory by a French word" },
     mutation: {
-      find: '  v_every := public.north_search_query(v_language, p_query, true, v_prefix);\n  IF v_every IS NULL THEN\n    RETURN;\n  END IF;\n  EXECUTE ${rankedSql("")}\n  INTO v_ids, v_ranks\n  USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates;\n  ${RETURN_RANKED}\n  IF coalesce(pg_catalog.cardinality(v_ids), 0) >= v_depth THEN\n    RETURN;\n  END IF;\n  -- Places left: the memories having some of the words. Asked only now, so a recall whose\n  -- every-word list is full (or whose query is one word) plans one statement, not two.\n  v_some := public.north_search_query(v_language, p_query, false, v_prefix);\n',
-      replace:
-        "  v_every := pg_catalog.websearch_to_tsquery('simple'::regconfig, p_query);\n  IF v_every IS NULL THEN\n    RETURN;\n  END IF;\n  EXECUTE ${rankedSql(\"\")}\n  INTO v_ids, v_ranks\n  USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates;\n  ${RETURN_RANKED}\n  IF coalesce(pg_catalog.cardinality(v_ids), 0) >= v_depth THEN\n    RETURN;\n  END IF;\n  -- Places left: the memories having some of the words. Asked only now, so a recall whose\n  -- every-word list is full (or whose query is one word) plans one statement, not two.\n  v_some := pg_catalog.websearch_to_tsquery('simple'::regconfig, replace(p_query, ' ', ' or '));\n",
+      file: "packages/db/src/memories/definers.ts",
+      find: "v_every := public.north_search_query(v_language, p_query, true, v_prefix);",
+      replace: "v_every := pg_catalog.websearch_to_tsquery('simple'::regconfig, p_query);",
+      also: [
+        {
+          file: "packages/db/src/memories/definers.ts",
+          find: "v_some := public.north_search_query(v_language, p_query, false, v_prefix);",
+          replace:
+            "v_some := pg_catalog.websearch_to_tsquery('simple'::regconfig, replace(p_query, ' ', ' or '));",
+        },
+      ],
       why: "full-text queries read word for word ('simple') against the stemmed, accent-folded index",
     },
   },
@@ -215,7 +223,8 @@ export const MUTATIONS: readonly Entry[] = [
       name: "the store on its own, below the tools answers forgetting an already forgotten memory with noop",
     },
     mutation: {
-      find: '  if (existing.forgottenAt || existing.purgedAt) {\n    return { outcome: "noop", forgotten: 0, remaining: 0 };\n  }\n',
+      in: "forgetMemories",
+      find: 'if (existing.forgottenAt || existing.purgedAt) { return { outcome: "noop", forgotten: 0, remaining: 0, heldBack: 0 }; }',
       replace: "",
       why: "refuse a repeated erasure as forbidden instead of a noop",
     },

@@ -530,8 +530,14 @@ describe("the store on its own, below the tools", () => {
       outcome: "forgotten",
       forgotten: 1,
       remaining: 0,
+      heldBack: 0,
     });
-    expect(await forgetById(member, id)).toEqual({ outcome: "noop", forgotten: 0, remaining: 0 });
+    expect(await forgetById(member, id)).toEqual({
+      outcome: "noop",
+      forgotten: 0,
+      remaining: 0,
+      heldBack: 0,
+    });
   });
 
   it("explains a refusal to forget an unknown id or another member's memory", async () => {

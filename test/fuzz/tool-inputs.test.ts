@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { isJSONRPCRequest, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { autoQuestionId } from "@north/agent-runtime";
+import { createMatter, withOrganization } from "@north/db";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
@@ -252,6 +253,20 @@ beforeAll(async () => {
       return [t.name, (value: unknown) => check(value).valid];
     }),
   );
+  // SPEC §5a: an open matter, and a restricted one the fuzzed member is not on the team of.
+  await withOrganization(db.owner.db, ws.organizationId, async (tx) => {
+    for (const [reference, access] of [
+      ["FUZZ-OPEN", "open"],
+      ["FUZZ/R-1", "restricted"],
+    ] as const) {
+      await createMatter(tx, {
+        organizationId: ws.organizationId,
+        reference,
+        name: reference,
+        access,
+      });
+    }
+  });
   const managerClient = await harness.connect(ws.manager, { role: "manager" });
   await remember(managerClient, {
     kind: "observation",
@@ -309,6 +324,17 @@ beforeAll(async () => {
     limit: fc.integer({ min: 1, max: 20 }),
     conversation_id: fc.constantFrom("conv-1", "c:1.2_3", "-bad", "x".repeat(128), "x".repeat(129)),
     query: fc.constantFrom("contrat", "bail commercial", "Dubois", "a & b", "contrat:*", "'"),
+    matter: fc.constantFrom(
+      "FUZZ-OPEN",
+      "fuzz-open",
+      "FUZZ/R-1",
+      "NO-SUCH-1",
+      "bad ref!",
+      "",
+      "x".repeat(64),
+      "x".repeat(65),
+      "x".repeat(201),
+    ),
   };
 });
 

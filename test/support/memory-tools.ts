@@ -8,6 +8,8 @@ export interface RememberArgs {
   subject_id?: string;
   expires_in_days?: number;
   conversation_id?: string;
+  /** The matter's reference (SPEC §5a). */
+  matter?: string;
 }
 
 /** Calls a tool and returns its structured content, first text and error flag. */
@@ -53,4 +55,5 @@ export const held = (client: Client, subject_type: string, subject_id: string) =
 export const forget = (client: Client, args: Record<string, unknown>) =>
   call(client, "north__memory_forget", args);
 
-export const briefing = (client: Client) => call(client, "north__briefing", {});
+export const briefing = (client: Client, args: Record<string, unknown> = {}) =>
+  call(client, "north__briefing", args);

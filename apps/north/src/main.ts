@@ -6,7 +6,8 @@
  * checked before anything is written.
  */
 import { parseArgs } from "node:util";
-import { debugRequested, loadConfig, type NorthConfig } from "./config.ts";
+import { type Command, OPTIONS, print } from "./command.ts";
+import { debugRequested, loadConfig } from "./config.ts";
 import {
   memberAdd,
   memberList,
@@ -17,6 +18,7 @@ import {
   orgSet,
 } from "./directory.ts";
 import { exportCommand } from "./export.ts";
+import { matterCommands } from "./matter-commands.ts";
 import {
   describeVectorSearch,
   MAX_TOKEN_DAYS,
@@ -52,49 +54,20 @@ const USAGE = `usage: bun run north -- <command> [--json]
   token revoke ID
   grant list --org ID [--user ID] the clients members signed in with
   grant revoke ID                 ends that client's access (audited)
+  matter create --org ID --ref REF --name NAME [--client C] [--restricted]
+  matter list --org ID
+  matter show --org ID --ref REF  team, screens with reasons, hold, memory count
+  matter team add|remove --org ID --ref REF --user ID
+  matter screen add --org ID --ref REF --user ID --reason TEXT
+  matter screen remove --org ID --ref REF --user ID
+  matter hold --org ID --ref REF --reason TEXT     legal hold: no expiry, purge or erasure
+  matter release --org ID --ref REF
+  matter import --org ID --file F.json             a conflicts system's export (all or nothing)
   export --org ID [--user ID]     members' working profiles and the memories they wrote (JSON)
   purge [--full]                  remove expired memory bodies (audited), then VACUUM (--full: VACUUM FULL, locks)
   subjects rekey                  recompute subject fingerprints (after an upgrade or a key rotation)
   serve [--port N] [--host H] [--stdio]
   start [--port N] [--host H]     local install on embedded PostgreSQL (bun run start)`;
-
-const OPTIONS = {
-  json: { type: "boolean", default: false },
-  org: { type: "string" },
-  language: { type: "string" },
-  user: { type: "string" },
-  email: { type: "string" },
-  role: { type: "string" },
-  manager: { type: "boolean", default: false },
-  scope: { type: "string", multiple: true },
-  expires: { type: "string" },
-  port: { type: "string" },
-  host: { type: "string" },
-  stdio: { type: "boolean", default: false },
-  full: { type: "boolean", default: false },
-  issuer: { type: "string" },
-  "client-id": { type: "string" },
-  "client-secret-file": { type: "string" },
-  domain: { type: "string", multiple: true },
-  help: { type: "boolean", short: "h", default: false },
-} as const;
-
-type Flags = ReturnType<
-  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
->["values"];
-type Flag = Exclude<keyof typeof OPTIONS, "json" | "help">;
-
-interface Command {
-  /** Flags besides --json and --help; any other is refused before anything runs. */
-  flags: readonly Flag[];
-  /** Positional arguments after the command words (e.g. NAME, ID). */
-  args: number;
-  run(config: NorthConfig, flags: Flags, args: string[], json: boolean): Promise<void>;
-}
-
-function print(json: boolean, value: object, human: () => string) {
-  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
-}
 
 function port(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -345,6 +318,7 @@ const COMMANDS: Record<string, Command> = {
       );
     },
   },
+  ...matterCommands(),
   serve: {
     flags: ["port", "host", "stdio"],
     args: 0,

@@ -10,6 +10,7 @@ import { forbiddenFormPage, notFoundPage } from "./pages/error.ts";
 import { loginPage, refusedPage } from "./pages/login.ts";
 import { auditRoutes } from "./routes/audit.ts";
 import { connectionRoutes } from "./routes/connections.ts";
+import { matterRoutes } from "./routes/matters.ts";
 import { memberRoutes } from "./routes/members.ts";
 import { memoryRoutes } from "./routes/memories.ts";
 import { profileRoutes } from "./routes/profiles.ts";
@@ -145,6 +146,7 @@ export function buildAdminApp(deps: AdminAppDeps) {
   memberRoutes(app, ctx);
   profileRoutes(app, ctx);
   memoryRoutes(app, ctx);
+  matterRoutes(app, ctx);
   connectionRoutes(app, ctx);
   auditRoutes(app, ctx);
 

@@ -23,6 +23,8 @@ export interface FencedMemory {
   createdAt: Date;
   body: string;
   subject?: { type: string; id: string } | null;
+  /** The matter it belongs to (its reference, SPEC §5a); absent or null for firm-wide. */
+  matter?: string | null;
 }
 
 /** Rough token count for budgeting: four characters a token, rounded up. */
@@ -58,7 +60,8 @@ export function fenceLine(memory: FencedMemory): string {
   const date = memory.createdAt.toISOString().slice(0, 10);
   const who = memory.origin === "stated" ? "stated by a lawyer" : "inferred by an assistant";
   const about = memory.subject ? ` about ${memory.subject.type} ${quoted(memory.subject.id)}` : "";
-  return `- [${date}, ${who}] ${memory.kind}${about}: ${quoted(memory.body)}`;
+  const matter = memory.matter ? `, matter ${quoted(memory.matter)}` : "";
+  return `- [${date}, ${who}${matter}] ${memory.kind}${about}: ${quoted(memory.body)}`;
 }
 
 export interface FenceResult {

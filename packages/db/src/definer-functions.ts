@@ -8,6 +8,7 @@ import {
 } from "./console.ts";
 import type { DefinerFunction } from "./definer.ts";
 import { signInRecordDefiner } from "./grant-records.ts";
+import { withheldDefiner } from "./matters.ts";
 import {
   ensureVectorIndexDefiner,
   fulltextCandidatesDefiner,
@@ -47,4 +48,5 @@ export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   memberOverviewDefiner,
   adminApiTokensDefiner,
   adminRevokeTokenDefiner,
+  withheldDefiner,
 ];

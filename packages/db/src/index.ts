@@ -95,6 +95,33 @@ export {
   revokeClientAccess,
   revokeGrant,
 } from "./grants.ts";
+export {
+  type MatterMemoryRow,
+  type MemberMatters,
+  matterMemories,
+  memberMatters,
+} from "./matter-console.ts";
+export { membersByEmail, replaceScreens, replaceTeam, updateMatter } from "./matter-import.ts";
+export {
+  addScreen,
+  addToTeam,
+  createMatter,
+  findMatter,
+  holdMatter,
+  listMatters,
+  type MatterDetail,
+  type MatterRow,
+  type MatterSummary,
+  type MembershipChange,
+  matterDetail,
+  matterFieldProblem,
+  matterReferences,
+  memoriesWithheld,
+  releaseMatter,
+  removeFromTeam,
+  removeScreen,
+  visibleMatter,
+} from "./matters.ts";
 export { PURGE_FUNCTION } from "./memories/definers.ts";
 export {
   memoriesToEmbed,
@@ -160,8 +187,13 @@ export {
   adminSessions,
   apiTokens,
   auditEvents,
+  MATTER_ACCESS,
+  type MatterAccess,
   MEMBER_ROLES,
   type MemberRole,
+  matterScreens,
+  matters,
+  matterTeam,
   members,
   memories,
   ORGANIZATION_LANGUAGES,

@@ -8,6 +8,9 @@ import {
   adminSessions,
   apiTokens,
   auditEvents,
+  matterScreens,
+  matters,
+  matterTeam,
   memberIdentities,
   members,
   memories,
@@ -53,6 +56,10 @@ const TABLE_GRANTS: ReadonlyArray<{ table: PgTable; privileges: string }> = [
     privileges:
       "SELECT, INSERT, UPDATE (body, subject_id, embedding, embedding_model, forgotten_at, forgotten_by, superseded_by, superseded_at)",
   },
+  // Written by the operator CLI (owner); the app reads its organisation's to apply SPEC §5a.
+  { table: matters, privileges: "SELECT" },
+  { table: matterTeam, privileges: "SELECT" },
+  { table: matterScreens, privileges: "SELECT" },
   // Nothing: the app reads tokens only through resolve_api_token.
   { table: apiTokens, privileges: "" },
   // Opened and ended in the member's own tenant; looked up by hash only through

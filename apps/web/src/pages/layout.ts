@@ -4,7 +4,7 @@ import { CSRF_FIELD } from "../session.ts";
 
 type Content = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-export type Section = "members" | "profiles" | "memories" | "connections" | "audit";
+export type Section = "members" | "profiles" | "memories" | "matters" | "connections" | "audit";
 
 /** A signed-in page: which section it is, and the session's CSRF token for its forms. */
 export interface Nav {
@@ -39,6 +39,7 @@ export function layout(title: string, body: Content, nav?: Nav) {
               <li>${link("members", "Members")}</li>
               <li>${link("profiles", "Working profiles")}</li>
               <li>${link("memories", "Memories")}</li>
+              <li>${link("matters", "Matters")}</li>
               <li>${link("connections", "Connected apps")}</li>
               <li>${link("audit", "Audit")}</li>
             </ul></nav>

@@ -2,11 +2,13 @@ import {
   type AdminApiToken,
   type GrantSummary,
   isLiveToken,
+  type MemberMatters,
   type MemberOverview,
   type ProfileEntry,
 } from "@north/db";
 import { html } from "hono/html";
 import { csrfField, layout, type Nav } from "./layout.ts";
+import { memberMattersSection } from "./matters.ts";
 import { memberHref, memberStatus, onboarding, utc } from "./members.ts";
 import { answerCells, profileJsonHref, transcriptionNotice } from "./profiles.ts";
 
@@ -15,6 +17,8 @@ export interface MemberView {
   entries: readonly ProfileEntry[];
   grants: readonly GrantSummary[];
   tokens: readonly AdminApiToken[];
+  /** The matters they are on the team of and screened from (SPEC §5a). */
+  matters: MemberMatters;
   /** The token this console session was opened with: revoking it also ends the session. */
   sessionTokenId: string | null;
   message?: string;
@@ -128,6 +132,8 @@ export function memberPage(view: MemberView, csrf: string) {
       <p><a href="/admin/members">All members</a></p>
       <h2>Working profile</h2>
       ${profileSection(view)}
+      <h2>Matters</h2>
+      ${memberMattersSection(view.matters)}
       <h2>Connected apps</h2>
       <p class="muted">Apps this member connected by signing in. Revoking one ends its access at
         its next request; the member can connect it again by signing in.</p>

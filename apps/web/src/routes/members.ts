@@ -3,6 +3,7 @@ import {
   listApiTokensForAdmin,
   listGrants,
   type MemberOverview,
+  memberMatters,
   type ProfileEntry,
   readMemberOverview,
   readProfilesForAdmin,
@@ -107,7 +108,11 @@ export function memberRoutes(app: ConsoleApp, ctx: ConsoleContext): void {
           userId: member.userId,
         });
         const entries = profiles.entries.filter((e) => e.ownerUserId === member.userId);
-        const view = { member, entries, grants, tokens: tokens.tokens };
+        const matters = await memberMatters(tx, {
+          organizationId: tenant.organizationId,
+          userId: member.userId,
+        });
+        const view = { member, entries, grants, tokens: tokens.tokens, matters };
         return { value: { kind: "found", value: view }, outcome: "read", target: member.userId };
       },
     );

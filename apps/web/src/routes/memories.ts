@@ -4,6 +4,7 @@ import {
   forgetMemories,
   listHeldSubjects,
   type MemoryReview,
+  memoriesWithheld,
   type ReviewedMemory,
   reviewMemories,
   summarizeMemoriesWithoutSubject,
@@ -76,7 +77,7 @@ const frontPage = async (tx: Tx, organizationId: string) => ({
 /** A search's result: the review, or the front page again with the types the name is held under. */
 type Found =
   | { review: MemoryReview }
-  | { front: Awaited<ReturnType<typeof frontPage>>; types: string[] };
+  | { front: Awaited<ReturnType<typeof frontPage>>; types: string[]; withheld: number };
 
 /** The message after an erasure: the redirect carries counts only (SPEC §8). */
 function erasedNotice(erased?: string, remaining?: string): Notice | undefined {
@@ -131,7 +132,15 @@ export function memoryRoutes(app: ConsoleApp, ctx: ConsoleContext): void {
           : undefined;
       const types = [...new Set(anyType?.memories.map((m) => m.subjectType ?? "") ?? [])];
       const front = await frontPage(tx, organizationId);
-      return { value: { front, types }, outcome: "read" as const, target: audit };
+      // Behind a wall this manager may not see (SPEC §5a): counted, never read.
+      const withheld =
+        "subjectFingerprint" in scope
+          ? await memoriesWithheld(tx, {
+              subjectFingerprint: scope.subjectFingerprint,
+              subjectType: scope.subjectType,
+            })
+          : 0;
+      return { value: { front, types, withheld }, outcome: "read" as const, target: audit };
     });
     if ("review" in found) {
       // Named as its newest memory spells it, whatever the spelling searched.
@@ -142,7 +151,14 @@ export function memoryRoutes(app: ConsoleApp, ctx: ConsoleContext): void {
       found.types.length > 0
         ? ` It is held under another type (${found.types.join(", ")}): search again with that type, or leave the type empty.`
         : " Matching already ignores case, accents and spacing: check the spelling against the subjects held below.";
-    const text = `Nothing is held about ${target.type ? `${target.type} ` : ""}“${target.id}”.${elsewhere}`;
+    const walled =
+      found.withheld > 0
+        ? ` ${found.withheld} memories about it sit in matters you are screened from or not on: only their team can see them.`
+        : "";
+    const text =
+      found.withheld > 0
+        ? `Nothing you may see is held about ${target.type ? `${target.type} ` : ""}“${target.id}”.${walled}`
+        : `Nothing is held about ${target.type ? `${target.type} ` : ""}“${target.id}”.${elsewhere}`;
     const notice: Notice = { tone: "info", text };
     return c.html(memoriesPage({ ...found.front, notice, typed: target }, csrfOf(c)));
   });

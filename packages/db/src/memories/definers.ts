@@ -11,6 +11,21 @@ import { holdsBodySql, liveMemorySql } from "./live.ts";
 export const PURGE_FUNCTION = "purge_expired_memories";
 
 /**
+ * Whether the memory `alias` belongs to a matter under legal hold, in whichever organisation
+ * (SPEC §5a): the purge, which spans organisations, reads the hold itself.
+ */
+const IN_HOLD_ANY_ORGANIZATION = (alias: string) =>
+  `EXISTS (SELECT 1 FROM public.matters mt WHERE mt.id = ${alias}.matter_id AND mt.held_since IS NOT NULL)`;
+
+/**
+ * SPEC §5a in the recall functions, which read as the owner (no row-level security): a memory is
+ * a candidate when it is firm-wide, or of the matter the recall names (\`param\`) and that matter is
+ * one the transaction's user may see. Recall without a matter is firm-wide only.
+ */
+const OF_RECALLED_MATTER = (alias: string, param: string) =>
+  `(${alias}.matter_id IS NULL OR (${alias}.matter_id = ${param} AND ${param} = ANY (public.north_visible_matters())))`;
+
+/**
  * Removes the bodies (and subject ids and embeddings) of every expired memory in every
  * organization and writes one audit row per organization purged. SECURITY DEFINER owned by
  * `forma` so the server's periodic purge, on the maintenance login, can reach all tenants; it
@@ -28,6 +43,7 @@ export const purgeMemoriesDefiner = definerFunction({
       UPDATE public.memories m
       SET body = NULL, subject_id = NULL, embedding = NULL, purged_at = pg_catalog.now()
       WHERE m.expires_at <= pg_catalog.now() AND ${holdsBodySql("m")}
+        AND NOT ${IN_HOLD_ANY_ORGANIZATION("m")}
       RETURNING m.organization_id
     ), counted AS (
       SELECT e.organization_id, count(*)::integer AS purged FROM erased e GROUP BY e.organization_id
@@ -115,6 +131,7 @@ function rankedSql(also: string): string {
           AND ${liveMemorySql("m")}
           AND ($3::text IS NULL OR m.subject_fingerprint = $3)
           AND ($4::text IS NULL OR m.subject_type = $4)
+          AND ${OF_RECALLED_MATTER("m", "$8")}
           AND m.search @@ $1 ${also}
         ORDER BY m.created_at DESC
         LIMIT $6
@@ -147,7 +164,7 @@ function rankedSql(also: string): string {
 export const fulltextCandidatesDefiner = definerFunction({
   name: FULLTEXT_CANDIDATES_FUNCTION,
   params:
-    "p_query text, p_subject_fingerprint text, p_subject_type text, p_depth integer, p_candidates integer",
+    "p_query text, p_subject_fingerprint text, p_subject_type text, p_depth integer, p_candidates integer, p_matter uuid",
   returns: "TABLE (id uuid, rank real)",
   volatility: "STABLE",
   // At most p_depth (≤ 100) rows, usually the 5 a recall asks for. Left at PostgreSQL's 1,000,
@@ -175,7 +192,8 @@ BEGIN
   END IF;
   EXECUTE ${rankedSql("")}
   INTO v_ids, v_ranks
-  USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates;
+  USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates,
+        '{}'::uuid[], p_matter;
   ${RETURN_RANKED}
   IF coalesce(pg_catalog.cardinality(v_ids), 0) >= v_depth THEN
     RETURN;
@@ -189,7 +207,8 @@ BEGIN
   EXECUTE ${rankedSql("AND m.id <> ALL ($7)")}
   INTO v_ids, v_ranks
   USING v_some, v_organization_id, p_subject_fingerprint, p_subject_type,
-        v_depth - coalesce(pg_catalog.cardinality(v_ids), 0), v_candidates, coalesce(v_ids, '{}');
+        v_depth - coalesce(pg_catalog.cardinality(v_ids), 0), v_candidates, coalesce(v_ids, '{}'),
+        p_matter;
   ${RETURN_RANKED}
 END`,
 });
@@ -273,7 +292,8 @@ export const VECTOR_CANDIDATES_FUNCTION = "memory_vector_candidates";
 const LIVE_OF_MODEL = `m.embedding_model = %1$L AND m.organization_id = $2
         AND ${liveMemorySql("m")}
         AND ($3::text IS NULL OR m.subject_fingerprint = $3)
-        AND ($4::text IS NULL OR m.subject_type = $4)`;
+        AND ($4::text IS NULL OR m.subject_type = $4)
+        AND ${OF_RECALLED_MATTER("m", "$8")}`;
 
 /** Cosine distance to the query ($1), on the expression the model's HNSW index holds. */
 const DISTANCE = "(m.embedding::%2$I.%3$s(%4$s)) OPERATOR(%2$I.<=>) ($1::%2$I.%3$s(%4$s))";
@@ -292,7 +312,7 @@ const DISTANCE = "(m.embedding::%2$I.%3$s(%4$s)) OPERATOR(%2$I.<=>) ($1::%2$I.%3
 export const vectorCandidatesDefiner = definerFunction({
   name: VECTOR_CANDIDATES_FUNCTION,
   params:
-    "p_query real[], p_model text, p_subject_fingerprint text, p_subject_type text, p_also uuid[], p_depth integer, p_newest integer",
+    "p_query real[], p_model text, p_subject_fingerprint text, p_subject_type text, p_also uuid[], p_depth integer, p_newest integer, p_matter uuid",
   returns: "uuid[]",
   volatility: "VOLATILE", // it sets hnsw.* for the rest of the transaction
   body: `DECLARE
@@ -336,7 +356,7 @@ BEGIN
     ) s$q$, p_model, v_schema, ${vectorTypeSql("v_dimensions")}, v_dimensions)
   INTO v_ids
   USING p_query, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_newest,
-        coalesce(p_also, '{}');
+        coalesce(p_also, '{}'), p_matter;
   RETURN coalesce(v_ids, '{}');
 END`,
 });

@@ -1,9 +1,13 @@
 import type { MemoryKind, MemoryOrigin } from "@north/agent-runtime";
-import { and, desc, eq, isNull, ne, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, ne, not, type SQL, sql } from "drizzle-orm";
 import type { Tx } from "../client.ts";
 import { memories } from "../schema/index.ts";
 import type { Tenant } from "../tenant.ts";
 import { HOLDS_BODY } from "./live.ts";
+
+/** A memory of a matter under legal hold (SPEC §5a): never erased while the hold lasts. */
+const IN_HELD_MATTER = sql`coalesce(${memories.matterId} = ANY ((SELECT public.north_held_matters())::uuid[]), false)`;
+
 import { recallColumns } from "./recall.ts";
 
 export interface HeldMemory {
@@ -23,6 +27,8 @@ export interface HeldMemory {
   purgedAt: Date | null;
   /** The memory that replaced this one, if any. */
   supersededBy: string | null;
+  /** The matter it was written in, or null for a firm-wide memory. */
+  matterId: string | null;
 }
 
 /** Everything held about a subject, tombstones and expired-but-unpurged memories included. */
@@ -75,6 +81,8 @@ export type ForgetResult =
       forgotten: number;
       /** Memories about the subject still held (not forgotten) that this caller may not erase. */
       remaining: number;
+      /** Of those, the ones kept because their matter is under legal hold (SPEC §5a). */
+      heldBack: number;
     }
   | { outcome: "rejected"; code: "NORTH_FORBIDDEN" | "NORTH_NOT_FOUND"; message: string };
 
@@ -93,6 +101,7 @@ export async function forgetMemories(
   const { requester, isManager, target } = params;
   const mayForget = isManager ? sql`true` : eq(memories.authorId, requester.userId);
   const match = targetCondition(target);
+  const inOrganization = eq(memories.organizationId, requester.organizationId);
   const erased = await tx
     .update(memories)
     .set({
@@ -102,21 +111,28 @@ export async function forgetMemories(
       forgottenAt: sql`now()`,
       forgottenBy: requester.userId,
     })
-    .where(
-      and(eq(memories.organizationId, requester.organizationId), match, ...HOLDS_BODY, mayForget),
-    )
+    .where(and(inOrganization, match, ...HOLDS_BODY, mayForget, not(IN_HELD_MATTER)))
     .returning({ id: memories.id });
+  // Kept under legal hold, though the caller could otherwise have erased them.
+  const [held] = await tx
+    .select({ n: sql<number>`count(*)::int` })
+    .from(memories)
+    .where(and(inOrganization, match, ...HOLDS_BODY, mayForget, IN_HELD_MATTER));
+  const heldBack = held?.n ?? 0;
   if (!("memoryId" in target)) {
     const [left] = await tx
       .select({ n: sql<number>`count(*)::int` })
       .from(memories)
-      .where(and(eq(memories.organizationId, requester.organizationId), match, ...HOLDS_BODY));
+      .where(and(inOrganization, match, ...HOLDS_BODY));
     const remaining = left?.n ?? 0;
     return erased.length > 0
-      ? { outcome: "forgotten", forgotten: erased.length, remaining }
-      : { outcome: "noop", forgotten: 0, remaining };
+      ? { outcome: "forgotten", forgotten: erased.length, remaining, heldBack }
+      : { outcome: "noop", forgotten: 0, remaining, heldBack };
   }
-  if (erased.length > 0) return { outcome: "forgotten", forgotten: erased.length, remaining: 0 };
+  if (erased.length > 0) {
+    return { outcome: "forgotten", forgotten: erased.length, remaining: 0, heldBack: 0 };
+  }
+  if (heldBack > 0) return { outcome: "noop", forgotten: 0, remaining: 1, heldBack };
 
   const [existing] = await tx
     .select({
@@ -136,7 +152,7 @@ export async function forgetMemories(
     };
   }
   if (existing.forgottenAt || existing.purgedAt) {
-    return { outcome: "noop", forgotten: 0, remaining: 0 };
+    return { outcome: "noop", forgotten: 0, remaining: 0, heldBack: 0 };
   }
   return {
     outcome: "rejected",

@@ -1,8 +1,16 @@
-import { gt, isNull, type SQL, sql } from "drizzle-orm";
+import { gt, isNull, or, type SQL, sql } from "drizzle-orm";
 import { memories } from "../schema/index.ts";
 
 /**
- * A live memory (SPEC §5): neither erased (forgotten), purged, superseded nor expired. It is what
+ * Whether a memory's matter is under legal hold (SPEC §5a), in the transaction's organisation:
+ * such a memory does not expire while the hold lasts.
+ */
+export const IN_HELD_MATTER_SQL = (alias: string): string =>
+  `${alias}.matter_id = ANY ((SELECT public.north_held_matters())::uuid[])`;
+
+/**
+ * A live memory (SPEC §5): neither erased (forgotten), purged, superseded nor expired — a memory
+ * of a matter under legal hold does not expire while it is held (SPEC §5a). It is what
  * recall and the briefing return, what remember's idempotence compares with, and what the
  * embeddings backfill embeds. Defined once for Drizzle and once for PL/pgSQL (the candidate and
  * backfill functions); `live.integration.test.ts` holds the two equal, row by row.
@@ -11,12 +19,15 @@ export const LIVE_MEMORY: readonly SQL[] = [
   isNull(memories.forgottenAt),
   isNull(memories.purgedAt),
   isNull(memories.supersededBy),
-  gt(memories.expiresAt, sql`now()`),
+  or(
+    gt(memories.expiresAt, sql`now()`),
+    sql`${memories.matterId} = ANY ((SELECT public.north_held_matters())::uuid[])`,
+  ) as SQL,
 ];
 
 /** {@link LIVE_MEMORY} in PL/pgSQL, for the `memories` row named `alias`. */
 export const liveMemorySql = (alias: string): string =>
-  `${alias}.forgotten_at IS NULL AND ${alias}.purged_at IS NULL AND ${alias}.superseded_by IS NULL AND ${alias}.expires_at > pg_catalog.now()`;
+  `${alias}.forgotten_at IS NULL AND ${alias}.purged_at IS NULL AND ${alias}.superseded_by IS NULL AND (${alias}.expires_at > pg_catalog.now() OR ${IN_HELD_MATTER_SQL(alias)})`;
 
 /**
  * A memory that still holds its body: neither erased nor purged (superseded and expired ones

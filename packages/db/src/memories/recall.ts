@@ -1,5 +1,5 @@
 import type { MemoryKind, MemoryOrigin } from "@north/agent-runtime";
-import { and, desc, eq, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { Tx } from "../client.ts";
 import { prepareStatement, runStatement, timestampOf } from "../prepared.ts";
 import { memories } from "../schema/index.ts";
@@ -9,6 +9,8 @@ export type RecallMode = "semantic" | "fulltext" | "recency";
 
 export interface RecalledMemory {
   id: string;
+  /** The matter it was written in, or null for a firm-wide memory. */
+  matterId: string | null;
   kind: MemoryKind;
   origin: MemoryOrigin;
   body: string;
@@ -44,6 +46,12 @@ export interface RecallParams {
   subjectFingerprint?: string;
   /** With a subject: only this type; absent, every type. */
   subjectType?: string;
+  /**
+   * The matter the recall names (SPEC §5a): its memories come with the firm-wide ones. Without
+   * one, recall is firm-wide only. The caller has checked that its user may see it; the
+   * policies and the candidate functions check again.
+   */
+  matterId?: string;
   limit: number;
   /** The query's unit vector, when an embedder is configured: recall is then semantic. */
   queryEmbedding?: number[];
@@ -66,6 +74,7 @@ export const recallColumns = {
   authorId: memories.authorId,
   createdAt: memories.createdAt,
   expiresAt: memories.expiresAt,
+  matterId: memories.matterId,
 };
 
 type RecallRow = Omit<RecalledMemory, "body"> & { body: string | null };
@@ -81,7 +90,7 @@ const rankedByWords = (params: RecallParams, query: string, depth: number) => sq
   (select c.cid, c.n from public.memory_fulltext_candidates(
     ${query}, ${params.subjectFingerprint ?? null}::text,
     ${params.subjectFingerprint ? (params.subjectType ?? null) : null}::text,
-    ${depth}::integer, ${FULLTEXT_CANDIDATES}::integer
+    ${depth}::integer, ${FULLTEXT_CANDIDATES}::integer, ${params.matterId ?? null}::uuid
   ) with ordinality as c(cid, rank, n))`;
 
 /**
@@ -94,11 +103,12 @@ const RECALL_BY_WORDS = prepareStatement<
     query: string;
     subjectFingerprint: string | null;
     subjectType: string | null;
+    matterId: string | null;
     limit: number;
   },
   RecallRow
 >(
-  ["organizationId", "query", "subjectFingerprint", "subjectType", "limit"],
+  ["organizationId", "query", "subjectFingerprint", "subjectType", "matterId", "limit"],
   (db, p) =>
     db
       .select(recallColumns)
@@ -106,7 +116,7 @@ const RECALL_BY_WORDS = prepareStatement<
       .innerJoin(
         sql`(select c.cid, c.n from public.memory_fulltext_candidates(
           ${p.query}, ${p.subjectFingerprint}::text, ${p.subjectType}::text,
-          ${p.limit}::integer, ${FULLTEXT_CANDIDATES}::integer
+          ${p.limit}::integer, ${FULLTEXT_CANDIDATES}::integer, ${p.matterId}::uuid
         ) with ordinality as c(cid, rank, n)) as ranked`,
         sql`ranked.cid = ${memories.id}`,
       )
@@ -116,6 +126,7 @@ const RECALL_BY_WORDS = prepareStatement<
           ...LIVE_MEMORY,
           sql`(${p.subjectFingerprint}::text is null or ${memories.subjectFingerprint} = ${p.subjectFingerprint})`,
           sql`(${p.subjectType}::text is null or ${memories.subjectType} = ${p.subjectType})`,
+          sql`(${memories.matterId} is null or ${memories.matterId} = ${p.matterId}::uuid)`,
         ),
       )
       .orderBy(sql`ranked.n`),
@@ -129,6 +140,7 @@ const RECALL_BY_WORDS = prepareStatement<
     authorId: String(row.author_id),
     createdAt: timestampOf(row.created_at),
     expiresAt: timestampOf(row.expires_at),
+    matterId: row.matter_id === null ? null : String(row.matter_id),
   }),
 );
 
@@ -140,6 +152,7 @@ async function recallByWords(tx: Tx, params: RecallParams, query: string) {
       query,
       subjectFingerprint: params.subjectFingerprint ?? null,
       subjectType: params.subjectFingerprint ? (params.subjectType ?? null) : null,
+      matterId: params.matterId ?? null,
       limit: params.limit,
     }),
   );
@@ -164,7 +177,8 @@ async function rankedByMeaning(
       select pg_catalog.to_json(public.memory_vector_candidates(
         ${vector}, ${params.embeddingModel}::text, ${params.subjectFingerprint ?? null}::text,
         ${params.subjectFingerprint ? (params.subjectType ?? null) : null}::text,
-        ${`{${alsoIds.join(",")}}`}::uuid[], ${FUSION_DEPTH}::integer, ${VECTOR_CANDIDATES}::integer
+        ${`{${alsoIds.join(",")}}`}::uuid[], ${FUSION_DEPTH}::integer, ${VECTOR_CANDIDATES}::integer,
+        ${params.matterId ?? null}::uuid
       )) as ids`);
     if (indexed?.ids) return indexed.ids;
   }
@@ -244,7 +258,13 @@ export async function recallMemories(
 ): Promise<{ mode: RecallMode; memories: RecalledMemory[] }> {
   // Built only where a statement is built per call (semantic and recency recall).
   const liveConditions = (): SQL[] => {
-    const live = [eq(memories.organizationId, params.organizationId), ...LIVE_MEMORY];
+    const live = [
+      eq(memories.organizationId, params.organizationId),
+      ...LIVE_MEMORY,
+      params.matterId
+        ? (or(isNull(memories.matterId), eq(memories.matterId, params.matterId)) as SQL)
+        : isNull(memories.matterId),
+    ];
     if (params.subjectFingerprint) {
       live.push(eq(memories.subjectFingerprint, params.subjectFingerprint));
       if (params.subjectType) live.push(eq(memories.subjectType, params.subjectType));

@@ -39,6 +39,11 @@ export interface RememberParams {
   embeddingModel?: string;
   /** Live memories of the organisation this one replaces (SPEC §5). */
   supersedes?: readonly string[];
+  /**
+   * The matter it is written in (SPEC §5a), resolved by the caller among those its author may
+   * see; the insert policy refuses any other. Absent: firm-wide.
+   */
+  matterId?: string;
 }
 
 export type RememberResult =
@@ -77,6 +82,7 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
     origin: params.origin,
     subjectFingerprint,
     body: body.value,
+    matterId: params.matterId ?? null,
   });
   if (existing) {
     return {
@@ -87,7 +93,12 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
     };
   }
 
-  const superseded = await lockSuperseded(tx, params.author.organizationId, params.supersedes);
+  const superseded = await lockSuperseded(
+    tx,
+    params.author.organizationId,
+    params.supersedes,
+    params.matterId ?? null,
+  );
   if (!superseded.ok) return reject(superseded);
 
   const [row] = await tx
@@ -101,6 +112,7 @@ export async function rememberMemory(tx: Tx, params: RememberParams): Promise<Re
       subjectType: subject.value?.type ?? null,
       subjectId: subject.value?.id ?? null,
       subjectFingerprint,
+      matterId: params.matterId ?? null,
       runId: conversation.value ? `conversation:${conversation.value}` : params.runId,
       embedding: params.embedding ?? null,
       embeddingModel: params.embedding ? (params.embeddingModel ?? null) : null,
@@ -145,6 +157,7 @@ async function lockSuperseded(
   tx: Tx,
   organizationId: string,
   requested: readonly string[] | undefined,
+  matterId: string | null,
 ): Promise<Checked<string[]>> {
   const ids = [...new Set(requested ?? [])];
   if (ids.length === 0) return { ok: true, value: [] };
@@ -160,13 +173,16 @@ async function lockSuperseded(
     return invalid("supersedes holds something that is not a memory id.");
   }
   const rows = await tx
-    .select({ id: memories.id, supersededBy: memories.supersededBy })
+    .select({ id: memories.id, supersededBy: memories.supersededBy, matterId: memories.matterId })
     .from(memories)
     .where(
       and(eq(memories.organizationId, organizationId), inArray(memories.id, ids), ...HOLDS_BODY),
     )
     .for("update");
-  if (rows.length !== ids.length) {
+  // A memory replaces only memories of its own scope (SPEC §5a): a matter's memory never hides
+  // a firm-wide one from colleagues who may not see the matter, nor hands them its id in `held`.
+  // Refused with the same words as a memory that does not exist: no scope is named.
+  if (rows.length !== ids.length || rows.some((r) => r.matterId !== matterId)) {
     return invalid(
       "supersedes names a memory that does not exist in this workspace, or was erased.",
     );
@@ -194,6 +210,7 @@ async function heldAlready(
     origin: MemoryOrigin;
     subjectFingerprint: string | null;
     body: string;
+    matterId: string | null;
   },
 ): Promise<{ id: string; expiresAt: Date } | null> {
   const identity = [
@@ -202,6 +219,7 @@ async function heldAlready(
     memory.kind,
     memory.origin,
     memory.subjectFingerprint ?? "",
+    memory.matterId ?? "",
   ].join(":");
   await tx.execute(
     sql`select pg_advisory_xact_lock(hashtextextended(${identity} || ':' || md5(${memory.body}), ${ADVISORY_LOCKS.rememberIdentitySeed}))`,
@@ -215,6 +233,9 @@ async function heldAlready(
         eq(memories.authorId, memory.author.userId),
         eq(memories.kind, memory.kind),
         eq(memories.origin, memory.origin),
+        memory.matterId === null
+          ? isNull(memories.matterId)
+          : eq(memories.matterId, memory.matterId),
         memory.subjectFingerprint === null
           ? isNull(memories.subjectFingerprint)
           : eq(memories.subjectFingerprint, memory.subjectFingerprint),

@@ -1,8 +1,16 @@
 export { adminSessions } from "./admin-sessions.ts";
 export { apiTokens } from "./api-tokens.ts";
 export { AUDIT_OUTCOMES, type AuditOutcome, auditEvents } from "./audit.ts";
+export {
+  MATTER_ACCESS,
+  MATTER_REFERENCE_PATTERN,
+  type MatterAccess,
+  matterScreens,
+  matters,
+  matterTeam,
+} from "./matters.ts";
 export { MEMBER_ROLES, type MemberRole, members } from "./members.ts";
-export { memories } from "./memories.ts";
+export { MAY_SEE_MATTER_SQL, memories } from "./memories.ts";
 export {
   ORGANIZATION_LANGUAGES,
   type OrganizationLanguage,

@@ -11,6 +11,7 @@ import {
   timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import { matters } from "./matters.ts";
 import { members } from "./members.ts";
 import { ORGANIZATION_LANGUAGES, organizations } from "./organizations.ts";
 import { appRole } from "./roles.ts";
@@ -19,6 +20,21 @@ import { currentOrganizationId, currentUserId } from "./tenant-settings.ts";
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 
 const sameOrganization = sql`organization_id = ${currentOrganizationId}`;
+
+/**
+ * SPEC §5a's may-see rule for the transaction's user: a firm-wide memory, or one of a matter
+ * they are not screened from and that is open or has them on its team
+ * (`north_visible_matters()`, drizzle/0021; evaluated once per statement as an InitPlan). Every
+ * policy of `memories` applies it, so a query that forgets the filter still reads nothing of a
+ * screened or restricted matter.
+ */
+export const MAY_SEE_MATTER_SQL =
+  "(matter_id IS NULL OR matter_id = ANY ((SELECT public.north_visible_matters())::uuid[]))";
+const maySee = sql.raw(MAY_SEE_MATTER_SQL);
+const visibleInOrganization = sql`${sameOrganization} and ${maySee}`;
+const notErasedUnderHold = sql.raw(
+  "(forgotten_at IS NULL OR NOT coalesce(matter_id = ANY ((SELECT public.north_held_matters())::uuid[]), false))",
+);
 
 /**
  * Organisation-scoped memories (SPEC §5). Provenance is in the row: author, run, origin, dates.
@@ -69,6 +85,8 @@ export const memories = pgTable(
      */
     supersededBy: uuid("superseded_by"),
     supersededAt: timestamp("superseded_at", { withTimezone: true }),
+    /** The matter it was written in (SPEC §5a); null for a firm-wide memory. */
+    matterId: uuid("matter_id"),
   },
   (t) => [
     foreignKey({
@@ -81,6 +99,12 @@ export const memories = pgTable(
     // every live memory of the organisation (decision 021).
     index("memories_newest").on(t.organizationId, t.createdAt.desc().nullsFirst()),
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
+    index("memories_matter").on(t.organizationId, t.matterId),
+    foreignKey({
+      name: "memories_matter_fk",
+      columns: [t.organizationId, t.matterId],
+      foreignColumns: [matters.organizationId, matters.id],
+    }),
     index("memories_expiry").on(t.expiresAt),
     // Tagged lexemes (decision 027): a word's posting list is one organisation's matches, so a
     // recall reads neither other organisations' matches nor its own organisation's every row.
@@ -118,17 +142,23 @@ export const memories = pgTable(
       "memories_erased_have_no_body",
       sql`(${t.forgottenAt} is null and ${t.purgedAt} is null) or (${t.body} is null and ${t.subjectId} is null and ${t.embedding} is null)`,
     ),
-    pgPolicy("memories_tenant_select", { for: "select", to: appRole, using: sameOrganization }),
+    pgPolicy("memories_tenant_select", {
+      for: "select",
+      to: appRole,
+      using: visibleInOrganization,
+    }),
     pgPolicy("memories_tenant_insert", {
       for: "insert",
       to: appRole,
-      withCheck: sql`organization_id = ${currentOrganizationId} and author_id = ${currentUserId}`,
+      withCheck: sql`organization_id = ${currentOrganizationId} and author_id = ${currentUserId} and ${maySee}`,
     }),
     pgPolicy("memories_tenant_update", {
       for: "update",
       to: appRole,
-      using: sameOrganization,
-      withCheck: sameOrganization,
+      using: visibleInOrganization,
+      // SPEC §5a: a memory of a matter under legal hold is never erased, whatever statement
+      // tries (the stores check too; this holds for the one that forgets to).
+      withCheck: sql`${visibleInOrganization} and ${notErasedUnderHold}`,
     }),
   ],
 );

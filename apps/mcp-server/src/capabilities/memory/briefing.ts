@@ -11,12 +11,13 @@ import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import { profilePage } from "../working-profile/read.ts";
 import type { MemoryDeps } from "./deps.ts";
+import { matterSchema, resolveMatter } from "./matter.ts";
 import { recallFenced } from "./recall.ts";
 import { memoryMetaSchema } from "./schemas.ts";
 
 const BRIEFING_MEMORIES = 10;
 
-const inputSchema = z.object({});
+const inputSchema = z.object({ matter: matterSchema.optional() });
 
 const outputSchema = z.object({
   block: z
@@ -51,12 +52,15 @@ export const createBriefingTool = (deps: MemoryDeps) =>
       TOOL_RULES.dataBoundary,
       TOOL_RULES.origins,
       "When the block says profile entries or memories were left out, it names the call that reads them.",
+      "Pass matter (the firm's matter number) when the conversation is about a client's matter: its memories come with the firm-wide ones; without it, firm-wide memories only.",
     ].join(" "),
     kind: "read",
     inputSchema,
     outputSchema,
     annotations: READ_ONLY_ANNOTATIONS,
-    async handler(_input, ctx) {
+    async handler(input, ctx) {
+      const resolved = await resolveMatter(ctx, input.matter);
+      if (!resolved.ok) return resolved.refusal;
       const rows = ctx.principal.scopes.includes("profile:write")
         ? await readProfile(ctx.tx, { owner: ctx.tenant })
         : [];
@@ -65,7 +69,10 @@ export const createBriefingTool = (deps: MemoryDeps) =>
         withEntries: false,
         ceiling: BRIEFING_ITEM_CEILING,
       });
-      const recent = await recallFenced(ctx, deps, { limit: BRIEFING_MEMORIES });
+      const recent = await recallFenced(ctx, deps, {
+        limit: BRIEFING_MEMORIES,
+        matter: resolved.matter,
+      });
       const older =
         recent.memories.length === BRIEFING_MEMORIES
           ? `\nOnly the ${BRIEFING_MEMORIES} most recent memories are here: call ${RECALL_TOOL} with a query or a subject for others.`

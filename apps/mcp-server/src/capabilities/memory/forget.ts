@@ -1,5 +1,10 @@
 import { checkSubjectLookup, FORGET_TOOL, subjectKey, subjectKeyOf } from "@north/agent-runtime";
-import { type ForgetTarget, forgetMemories, othersMemoriesMatching } from "@north/db";
+import {
+  type ForgetTarget,
+  forgetMemories,
+  memoriesWithheld,
+  othersMemoriesMatching,
+} from "@north/db";
 import { z } from "zod";
 import type { ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { subjectLookupIdSchema, subjectLookupTypeSchema } from "./schemas.ts";
@@ -21,7 +26,21 @@ const outputSchema = z.object({
     .number()
     .int()
     .describe(
-      "How many memories about the subject are still held that you may not erase (written by others; a manager can). Tell the lawyer when it is not 0.",
+      "How many memories about the subject are still held that you may not erase (written by others; a manager can; or under legal hold). Tell the lawyer when it is not 0.",
+    ),
+  held_back: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "Present when memories were not erased because their matter is under legal hold (code NORTH_LEGAL_HOLD): how many. They stay until the hold is released.",
+    ),
+  withheld: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "Present when memories about the subject sit in matters you may not see: how many (a count only). They were not erased; tell the lawyer, never that nothing is left.",
     ),
   code: z.string().optional(),
   message: z.string().optional(),
@@ -130,10 +149,28 @@ export const forgetTool = {
         audit: { outcome: "rejected", target: targetOf(input) },
       };
     }
+    // Memories about the subject behind a wall this caller may not see: never "nothing remains".
+    const withheld =
+      "subjectFingerprint" in target
+        ? await memoriesWithheld(ctx.tx, {
+            subjectFingerprint: target.subjectFingerprint,
+            subjectType: target.subjectType,
+          })
+        : 0;
+    const behindWalls =
+      withheld > 0
+        ? ` ${withheld} more about this subject sit in matters you may not see: they were not erased.`
+        : "";
+    const heldBack =
+      result.heldBack > 0
+        ? ` ${result.heldBack} were not erased: their matter is under legal hold (NORTH_LEGAL_HOLD); they stay until the hold is released.`
+        : "";
+    // What remains besides the held-back ones: written by colleagues, erasable by a manager.
+    const others = result.remaining - result.heldBack;
     const left =
-      result.remaining > 0
-        ? ` ${result.remaining} memories about this subject remain that you may not erase: written by colleagues, only a workspace manager can erase them.`
-        : bySubject
+      others > 0
+        ? ` ${others} memories about this subject remain that you may not erase: written by colleagues, only a workspace manager can erase them.`
+        : bySubject && result.remaining === 0 && withheld === 0
           ? " Nothing about this subject remains."
           : "";
     return {
@@ -141,8 +178,10 @@ export const forgetTool = {
         outcome: result.outcome,
         forgotten: result.forgotten,
         remaining: result.remaining,
+        ...(result.heldBack > 0 ? { held_back: result.heldBack, code: "NORTH_LEGAL_HOLD" } : {}),
+        ...(withheld > 0 ? { withheld } : {}),
       },
-      text: `${result.outcome}: ${result.forgotten} memories erased (bodies removed, tombstones kept).${left}`,
+      text: `${result.outcome}: ${result.forgotten} memories erased (bodies removed, tombstones kept).${heldBack}${left}${behindWalls}`,
       audit: { outcome: result.outcome, target: targetOf(input), affected: result.forgotten },
     };
   },

@@ -14,7 +14,7 @@ import {
   TOOL_RULES,
   takeWithin,
 } from "@north/agent-runtime";
-import { type HeldMemory, memoriesHeld } from "@north/db";
+import { type HeldMemory, matterReferences, memoriesHeld, memoriesWithheld } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
@@ -29,6 +29,10 @@ const inputSchema = z.object({
 
 const heldSchema = z.object({
   memory_id: z.string(),
+  matter: z
+    .string()
+    .nullable()
+    .describe("The matter it belongs to (its reference), or null for a firm-wide memory."),
   kind: z.enum(["fact", "observation"]),
   origin: z.enum(["stated", "inferred"]),
   body: z.string().nullable().describe("Null once forgotten or purged: the body is gone."),
@@ -67,6 +71,12 @@ const outputSchema = z.object({
     .string()
     .optional()
     .describe("Present with left_out: send it as cursor, with the same subject, for the rest."),
+  withheld: z
+    .number()
+    .int()
+    .describe(
+      "How many memories about the subject sit in matters you may not see (a count only): tell the lawyer, so a subject access request is never silently incomplete; a manager of the matter can answer for them.",
+    ),
 });
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
@@ -82,8 +92,9 @@ const stateOf = (m: HeldMemory, now: number) =>
           ? ("superseded" as const)
           : ("live" as const);
 
-const heldOf = (m: HeldMemory, now: number) => ({
+const heldOf = (m: HeldMemory, now: number, matters: ReadonlyMap<string, string>) => ({
   memory_id: m.id,
+  matter: m.matterId ? (matters.get(m.matterId) ?? null) : null,
   kind: m.kind,
   origin: m.origin,
   body: m.body,
@@ -98,7 +109,8 @@ const heldOf = (m: HeldMemory, now: number) => ({
   superseded_by: m.supersededBy,
 });
 
-const fencedOf = (m: HeldMemory) => ({
+const fencedOf = (m: HeldMemory, matters: ReadonlyMap<string, string>) => ({
+  matter: m.matterId ? (matters.get(m.matterId) ?? null) : null,
   kind: m.kind,
   origin: m.origin,
   createdAt: new Date(m.createdAt),
@@ -113,6 +125,7 @@ export const heldTool = {
   description: [
     "Subject access: lists every memory the workspace holds about one subject (a person or a thing), with provenance: author, run, origin, dates, and state (live, superseded by a newer memory, expired, forgotten, purged); the bodies come in a fenced block (field block).",
     "Erased memories appear as tombstones without their body. Use it when someone asks what is known about a person, and before any decision to erase it; show the lawyer all of it.",
+    "Each memory names its matter (null: firm-wide); withheld counts the subject's memories in matters you may not see: say so, never that nothing else is held.",
     TOOL_RULES.dataBoundary,
     TOOL_RULES.origins,
     "A large result comes in pages: when it says memories were left out, call again with the same subject and its next_cursor.",
@@ -143,19 +156,33 @@ export const heldTool = {
       subjectFingerprint,
       subjectType: subject.value.type,
     });
+    // The matters these memories are in: all ones the caller may see (the policies hide others).
+    const matters = await matterReferences(
+      ctx.tx,
+      rows.flatMap((m) => (m.matterId ? [m.matterId] : [])),
+    );
+    const withheld = await memoriesWithheld(ctx.tx, {
+      subjectFingerprint,
+      subjectType: subject.value.type,
+    });
     const now = Date.now();
     // Each body counts twice: in the fenced block and in its row.
     const page = takeWithin(
       pageAfter(rows, positionOfHeld, "desc", after),
-      (m) => jsonCost(heldOf(m, now)) + (m.body === null ? 0 : jsonCost(fenceLine(fencedOf(m)))),
+      (m) =>
+        jsonCost(heldOf(m, now, matters)) +
+        (m.body === null ? 0 : jsonCost(fenceLine(fencedOf(m, matters)))),
       RESULT_CHAR_BUDGET,
     );
-    const memories = page.included.map((m) => heldOf(m, now));
+    const memories = page.included.map((m) => heldOf(m, now, matters));
     const readable = page.included.filter((m) => m.body !== null);
-    const fence = renderMemoryFence(readable.map(fencedOf), {
-      mode: "subject-access",
-      tokenBudget: Number.MAX_SAFE_INTEGER,
-    });
+    const fence = renderMemoryFence(
+      readable.map((m) => fencedOf(m, matters)),
+      {
+        mode: "subject-access",
+        tokenBudget: Number.MAX_SAFE_INTEGER,
+      },
+    );
     const last = page.included.at(-1);
     const more =
       page.leftOut > 0 && last
@@ -172,8 +199,13 @@ export const heldTool = {
         subject_id: subject.value.id,
         memories,
         ...more,
+        withheld,
       },
-      text: `${memories.length} memories held (${tombstones} erased, shown without body).\n${block}`,
+      text: `${memories.length} memories held (${tombstones} erased, shown without body).${
+        withheld > 0
+          ? ` ${withheld} more about this subject sit in matters you may not see, not shown.`
+          : ""
+      }\n${block}`,
       audit: { outcome: "read", target: key },
     };
   },

@@ -17,6 +17,7 @@ import { embeddingModelKey } from "../../embeddings/index.ts";
 import type { AuditNote, ToolContext, ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
 import type { MemoryDeps } from "./deps.ts";
+import { matterSchema, resolveMatter } from "./matter.ts";
 import {
   embedText,
   memoryMetaSchema,
@@ -40,6 +41,7 @@ const inputSchema = z.object({
     .max(MAX_RECALL_LIMIT)
     .default(DEFAULT_RECALL_LIMIT)
     .describe(`How many memories at most: 1–${MAX_RECALL_LIMIT}, default ${DEFAULT_RECALL_LIMIT}.`),
+  matter: matterSchema.optional(),
 });
 
 const outputSchema = z.object({
@@ -68,8 +70,9 @@ const outputSchema = z.object({
 const leftOutOfRecall = (count: number) =>
   `${count} more memories were left out to keep this result small: call ${RECALL_TOOL} with a narrower query or a subject to read them.`;
 
-export const toMeta = (m: RecalledMemory) => ({
+export const toMeta = (m: RecalledMemory, matter: string | null = null) => ({
   memory_id: m.id,
+  matter,
   kind: m.kind,
   origin: m.origin,
   subject_type: m.subjectType,
@@ -90,6 +93,8 @@ export async function recallFenced(
     subjectFingerprint?: string;
     subjectType?: string;
     limit: number;
+    /** The matter the call names, resolved among those its caller may see (SPEC §5a). */
+    matter?: { id: string; reference: string };
     /**
      * The call's audit note when recall is its last statement: a full-text recall then goes
      * out with the audit row and COMMIT (`ctx.last`), the provider's failure class as `reason`.
@@ -107,6 +112,7 @@ export async function recallFenced(
     query,
     subjectFingerprint: params.subjectFingerprint,
     subjectType: params.subjectType,
+    matterId: params.matter?.id,
     limit: params.limit,
     queryEmbedding,
     embeddingModel:
@@ -115,7 +121,10 @@ export async function recallFenced(
       ? (statement) => ctx.last({ ...(params.lastAudit as AuditNote), reason: degraded }, statement)
       : undefined,
   });
+  // Recall returns firm-wide memories and the named matter's: a line's matter is that one.
+  const matterOf = (m: RecalledMemory) => (m.matterId ? (params.matter?.reference ?? null) : null);
   const fenced = recalled.memories.map((m) => ({
+    matter: matterOf(m),
     kind: m.kind,
     origin: m.origin,
     createdAt: new Date(m.createdAt),
@@ -135,7 +144,7 @@ export async function recallFenced(
     block: leftOut > 0 ? `${fence.block}\n${leftOutOfRecall(leftOut)}` : fence.block,
     mode: recalled.mode,
     ...(degraded ? { degraded } : {}),
-    memories: included.map(toMeta),
+    memories: included.map((m) => toMeta(m, matterOf(m))),
     ...(leftOut > 0 ? { left_out: leftOut } : {}),
   };
 }
@@ -150,6 +159,7 @@ export const createRecallTool = (deps: MemoryDeps) =>
       "Use it when earlier knowledge would help: give a query (by meaning or by words, any language), a subject, or neither for the most recent; mode says how memories were chosen.",
       TOOL_RULES.dataBoundary,
       TOOL_RULES.origins,
+      "Without matter, only firm-wide memories come back; pass matter (the firm's matter number) when the lawyer works on a client's matter, to get that matter's memories too. A matter's memories never leave it.",
       "For everything held about one person, including erased ones, use north__memory_held.",
     ].join(" "),
     kind: "read",
@@ -167,6 +177,8 @@ export const createRecallTool = (deps: MemoryDeps) =>
           audit: { outcome: "rejected" },
         };
       }
+      const resolved = await resolveMatter(ctx, input.matter);
+      if (!resolved.ok) return resolved.refusal;
       let subjectFingerprint: string | undefined;
       let subjectType: string | undefined;
       let target: string | undefined;
@@ -188,6 +200,7 @@ export const createRecallTool = (deps: MemoryDeps) =>
         subjectFingerprint,
         subjectType,
         limit: input.limit,
+        matter: resolved.matter,
         lastAudit: { outcome: "read", target },
       });
       return {

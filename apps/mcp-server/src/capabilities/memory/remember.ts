@@ -13,6 +13,7 @@ import { embeddingModelKey } from "../../embeddings/index.ts";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { IDEMPOTENT_WRITE_ANNOTATIONS } from "../annotations.ts";
 import type { MemoryDeps } from "./deps.ts";
+import { MATTER_UNAVAILABLE, matterSchema, resolveMatter } from "./matter.ts";
 import {
   embedOne,
   kindSchema,
@@ -51,6 +52,7 @@ const inputSchema = z.object({
     .describe(
       `Ids of memories this one replaces because they are now wrong or out of date (at most ${MAX_SUPERSEDES}, from north__memory_recall or north__memory_held). They stop being recalled; north__memory_held still lists them with what replaced them.`,
     ),
+  matter: matterSchema.optional(),
 });
 
 const outputSchema = z.object({
@@ -81,7 +83,7 @@ export const createRememberTool = ({ embedder }: Pick<MemoryDeps, "embedder">) =
       "Every observation, and any fact about a person, needs subject_type and subject_id: never guess them; ask the lawyer when unsure.",
       "Say 'stated' only when a lawyer said it; 'inferred' when you concluded it: an inference is never recorded as something anyone said.",
       TOOL_RULES.specialCategories,
-      "Memories expire (90 days by default) and are visible to every member of the workspace.",
+      "Memories expire (90 days by default) and are visible to every member of the workspace, except a matter's: with matter (the lawyer named the client's matter or its number), the memory belongs to that matter and is recalled only with it named, never to a colleague screened from it.",
       "Returns the memory id and its expiry; rejected means nothing was stored and the message says what to fix. Retrying is safe: the same memory sent again within a day answers noop with the id already held. To take something back, call north__memory_forget.",
       TOOL_RULES.honesty,
     ].join(" "),
@@ -98,6 +100,18 @@ export const createRememberTool = ({ embedder }: Pick<MemoryDeps, "embedder">) =
       ...refusal,
     }),
     async handler(input, ctx) {
+      const resolved = await resolveMatter(ctx, input.matter);
+      if (!resolved.ok) {
+        return {
+          ...resolved.refusal,
+          structured: {
+            outcome: "rejected",
+            memory_id: null,
+            expires_at: null,
+            ...MATTER_UNAVAILABLE,
+          },
+        };
+      }
       const body = sanitizeBody(input.body);
       const embedding = embedder && body ? await embedOne(embedder, body) : undefined;
       const result = await rememberMemory(ctx.tx, {
@@ -115,6 +129,7 @@ export const createRememberTool = ({ embedder }: Pick<MemoryDeps, "embedder">) =
         embeddingModel:
           embedder && embedding ? embeddingModelKey(embedder, embedding.length) : undefined,
         supersedes: input.supersedes,
+        matterId: resolved.matter?.id,
       });
       if (result.outcome === "rejected") {
         return {

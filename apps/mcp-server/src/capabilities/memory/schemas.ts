@@ -44,6 +44,10 @@ export const originSchema = z
 /** A memory as metadata, without its body: bodies reach the model only inside a fenced block. */
 export const memoryMetaSchema = z.object({
   memory_id: z.string(),
+  matter: z
+    .string()
+    .nullable()
+    .describe("The matter it belongs to (its reference), or null for a firm-wide memory."),
   kind: z.enum(MEMORY_KINDS),
   origin: z.enum(MEMORY_ORIGINS),
   subject_type: z.string().nullable(),
