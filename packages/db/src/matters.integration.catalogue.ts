@@ -67,9 +67,9 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${RULE} the full-text candidate function gives a screened or off-team user nothing of the matter, even when named`,
     },
     mutation: {
-      in: "OF_RECALLED_MATTER",
-      find: "(${alias}.matter_id = ${param} AND ${param} = ANY (public.north_visible_matters()))",
-      replace: "(${alias}.matter_id = ${param})",
+      in: "VISIBLE_MATTER",
+      find: "v_matter uuid := CASE WHEN p_matter = ANY (public.north_visible_matters()) THEN p_matter END;",
+      replace: "v_matter uuid := p_matter;",
       why: "the recall candidates trust the named matter without the may-see rule",
     },
   },

@@ -18,12 +18,17 @@ const IN_HOLD_ANY_ORGANIZATION = (alias: string) =>
   `EXISTS (SELECT 1 FROM public.matters mt WHERE mt.id = ${alias}.matter_id AND mt.held_since IS NOT NULL)`;
 
 /**
- * SPEC §5a in the recall functions, which read as the owner (no row-level security): a memory is
- * a candidate when it is firm-wide, or of the matter the recall names (\`param\`) and that matter is
- * one the transaction's user may see. Recall without a matter is firm-wide only.
+ * SPEC §5a in the recall functions, which read as the owner (no row-level security): the matter
+ * the call names counts only if the transaction's user may see it, decided once per call
+ * (`v_matter`, null otherwise) and never per row; a candidate is then firm-wide or of that matter.
+ * Recall without a matter is firm-wide only. Needs `p_matter uuid` among the parameters.
  */
+const VISIBLE_MATTER =
+  "v_matter uuid := CASE WHEN p_matter = ANY (public.north_visible_matters()) THEN p_matter END;";
+
+/** A candidate `alias` of the recall: firm-wide, or of the visible named matter (`param`). */
 const OF_RECALLED_MATTER = (alias: string, param: string) =>
-  `(${alias}.matter_id IS NULL OR (${alias}.matter_id = ${param} AND ${param} = ANY (public.north_visible_matters())))`;
+  `(${alias}.matter_id IS NULL OR ${alias}.matter_id = ${param})`;
 
 /**
  * Removes the bodies (and subject ids and embeddings) of every expired memory in every
@@ -180,6 +185,7 @@ export const fulltextCandidatesDefiner = definerFunction({
   v_candidates integer := least(greatest(p_candidates, 1), 1000);
   v_ids uuid[];
   v_ranks real[];
+  ${VISIBLE_MATTER}
 BEGIN
   IF v_organization_id IS NULL THEN
     RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
@@ -193,7 +199,7 @@ BEGIN
   EXECUTE ${rankedSql("")}
   INTO v_ids, v_ranks
   USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates,
-        '{}'::uuid[], p_matter;
+        '{}'::uuid[], v_matter;
   ${RETURN_RANKED}
   IF coalesce(pg_catalog.cardinality(v_ids), 0) >= v_depth THEN
     RETURN;
@@ -208,7 +214,7 @@ BEGIN
   INTO v_ids, v_ranks
   USING v_some, v_organization_id, p_subject_fingerprint, p_subject_type,
         v_depth - coalesce(pg_catalog.cardinality(v_ids), 0), v_candidates, coalesce(v_ids, '{}'),
-        p_matter;
+        v_matter;
   ${RETURN_RANKED}
 END`,
 });
@@ -323,6 +329,7 @@ export const vectorCandidatesDefiner = definerFunction({
   v_depth integer := least(greatest(p_depth, 1), 100);
   v_newest integer := least(greatest(p_newest, 0), 1000);
   v_ids uuid[];
+  ${VISIBLE_MATTER}
 BEGIN
   IF v_organization_id IS NULL THEN
     RAISE EXCEPTION 'no tenant in this transaction' USING ERRCODE = '42501';
@@ -356,7 +363,7 @@ BEGIN
     ) s$q$, p_model, v_schema, ${vectorTypeSql("v_dimensions")}, v_dimensions)
   INTO v_ids
   USING p_query, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_newest,
-        coalesce(p_also, '{}'), p_matter;
+        coalesce(p_also, '{}'), v_matter;
   RETURN coalesce(v_ids, '{}');
 END`,
 });
