@@ -70,7 +70,15 @@ export const MUTATIONS: readonly Entry[] = [
       in: "forgetTool",
       find: 'if (ctx.principal.role !== "manager" || ctx.principal.scopes.includes("admin")) return [];',
       replace: 'if (ctx.principal.scopes.includes("admin")) return [];',
-      why: "the step-up forgets that only a manager can ever hold admin",
+      why: "the step-up forgets that only a manager can ever hold admin, and asks whatever the grant can reach",
+      // Two layers: the tool's role check, and the runner's "only a step-up that can succeed".
+      also: [
+        {
+          in: "stepUpScopes",
+          find: "const reachable = !reauthorizable || missing.every((scope) => reauthorizable.includes(scope));",
+          replace: "const reachable = true;",
+        },
+      ],
     },
   },
   {
