@@ -108,6 +108,7 @@ export {
   createMatter,
   findMatter,
   holdMatter,
+  isMatterReference,
   listMatters,
   type MatterDetail,
   type MatterRow,

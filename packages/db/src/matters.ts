@@ -19,13 +19,16 @@ import {
 
 const REFERENCE = new RegExp(MATTER_REFERENCE_PATTERN);
 
+/** Whether `value` has the shape of a matter reference (SPEC §5a): the one test of it. */
+export const isMatterReference = (value: string): boolean => REFERENCE.test(value);
+
 /** Why a field is refused, or undefined: one line, naming the field, never echoing its value. */
 export function matterFieldProblem(
   field: "reference" | "name" | "client" | "reason",
   value: string | undefined,
 ): string | undefined {
   if (field === "reference") {
-    return value !== undefined && REFERENCE.test(value)
+    return value !== undefined && isMatterReference(value)
       ? undefined
       : "the reference must be 1–64 characters of letters, digits and . _ / -";
   }

@@ -1,4 +1,10 @@
-import { listMatters, matterDetail, matterMemories, visibleMatter } from "@north/db";
+import {
+  isMatterReference,
+  listMatters,
+  matterDetail,
+  matterMemories,
+  visibleMatter,
+} from "@north/db";
 import type { ConsoleApp, ConsoleContext } from "../context.ts";
 import { notFoundPage } from "../pages/error.ts";
 import { type MatterView, matterPage, mattersPage } from "../pages/matters.ts";
@@ -23,7 +29,7 @@ export function matterRoutes(app: ConsoleApp, ctx: ConsoleContext): void {
       c,
       "admin_matter",
       async (tx, tenant) => {
-        const detail = /^[A-Za-z0-9._/-]{1,64}$/.test(reference)
+        const detail = isMatterReference(reference)
           ? await matterDetail(tx, { organizationId: tenant.organizationId, reference })
           : undefined;
         if (!detail) return { value: undefined, outcome: "rejected", reason: "unknown_matter" };

@@ -1,4 +1,4 @@
-import { visibleMatter } from "@north/db";
+import { isMatterReference, visibleMatter } from "@north/db";
 import { z } from "zod";
 import type { ToolContext, ToolOutcome } from "../../tool-definition.ts";
 
@@ -36,8 +36,9 @@ export async function resolveMatter(
   | { ok: false; refusal: ToolOutcome<never> }
 > {
   if (reference === undefined) return { ok: true, matter: undefined };
-  const wellFormed = /^[A-Za-z0-9._/-]{1,64}$/.test(reference);
-  const matter = wellFormed ? await visibleMatter(ctx.tx, { reference }) : undefined;
+  const matter = isMatterReference(reference)
+    ? await visibleMatter(ctx.tx, { reference })
+    : undefined;
   if (matter) return { ok: true, matter };
   return {
     ok: false,
