@@ -19,6 +19,7 @@ import * as limiter from "../test/limiter-and-audit.catalogue.ts";
 import * as matters from "../test/matters.acceptance.catalogue.ts";
 import * as mattersCli from "../test/matters-cli.e2e.catalogue.ts";
 import * as memory from "../test/memory.acceptance.catalogue.ts";
+import * as boundedRecall from "../test/memory-recall-bounded.catalogue.ts";
 import * as revisions from "../test/protocol-revisions.catalogue.ts";
 import * as rememberedTokens from "../test/security/catalogue/remembered-tokens.ts";
 import * as signIn from "../test/sign-in/catalogue/index.ts";
@@ -61,6 +62,8 @@ const PARTS: readonly Part[] = [
   matters,
   mattersCli,
   consoleMatters,
+  // Entries for some of its checks only: the suite's older ones are memory.acceptance's.
+  { SUITES: [], MUTATIONS: boundedRecall.MUTATIONS },
 ];
 
 /** Every suite whose checks must each have an entry (or a reason in {@link NO_MUTATION}). */

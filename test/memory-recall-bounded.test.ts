@@ -186,4 +186,66 @@ describe("full-text recall under row-level security", () => {
     );
     expect(found.memories.map((m) => m.body)).toEqual(["The quillwort clause was struck"]);
   });
+
+  /**
+   * Decision 039: a matter's memories carry the matter's tag, not the organisation's. A word
+   * that only one matter's memories hold (the client's name, the matter's own jargon) is common
+   * in the table yet absent firm-wide; with one tag for both, the planner read its frequency off
+   * the whole organisation, walked memories_newest looking for firm-wide matches that were not
+   * there, and read every memory of the organisation (a million: seconds, past the timeout).
+   */
+  it("looks up a word only a matter's memories hold in the index, firm-wide and in the matter", async () => {
+    const { member } = await createWorkspace(db.owner.db);
+    const [matter] = await db.owner.client<{ id: string }[]>`
+      insert into matters (organization_id, reference, name, access)
+      values (${member.organizationId}, 'QUORUM-1', 'Quorum dispute', 'open') returning id`;
+    // 20,000 firm-wide memories, newest; 4,000 of the matter, older, every one naming its word.
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at, created_at, matter_id)
+      select ${member.organizationId}, ${member.userId}, 'fact', 'stated',
+             case when g <= 20000 then 'Routine note ' || g || ' about filings'
+                  else 'Matter note ' || g || ' about the quorum' end,
+             'seed', now() + interval '90 days', now() - make_interval(secs => g),
+             case when g > 20000 then ${matter?.id ?? ""}::uuid end
+      from generate_series(1, 24000) g`;
+    await db.owner.client`vacuum analyze memories`;
+    const scans = async () => {
+      await db.owner.client`select pg_stat_clear_snapshot()`;
+      const rows = await db.owner.client<{ name: string; scans: string }[]>`
+        select indexrelname as name, idx_scan as scans from pg_stat_user_indexes
+        where indexrelname in ('memories_tenant_search', 'memories_newest')`;
+      return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
+    };
+    const app = connectDatabase(db.directAppUrl, { max: 1 });
+    try {
+      const recallAs = async (matterId?: string) => {
+        const found = await withTenant(app.db, member, (tx) =>
+          recallMemories(tx, {
+            organizationId: member.organizationId,
+            query: "quorum",
+            matterId,
+            limit: 5,
+          }),
+        );
+        await app.client`select pg_stat_force_next_flush()`;
+        return found;
+      };
+      const before = await scans();
+      const firmWide = await recallAs();
+      expect(firmWide.memories).toEqual([]);
+      const afterFirmWide = await scans();
+      expect(afterFirmWide.memories_tenant_search).toBeGreaterThan(
+        before.memories_tenant_search ?? 0,
+      );
+      expect(afterFirmWide.memories_newest).toBe(before.memories_newest);
+      // Named, the matter's memories come, newest first among equal ranks.
+      const inMatter = await recallAs(matter?.id);
+      expect(inMatter.memories.map((m) => m.body)).toEqual(
+        [20001, 20002, 20003, 20004, 20005].map((g) => `Matter note ${g} about the quorum`),
+      );
+      expect(inMatter.memories.every((m) => m.matterId === matter?.id)).toBe(true);
+    } finally {
+      await app.close();
+    }
+  });
 });

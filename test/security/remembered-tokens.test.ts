@@ -165,9 +165,6 @@ describe("a remembered API token whose grant ended (decision 036)", () => {
   });
 
   it("revoked: every other kind of request is refused 401 too, none answered from memory", async () => {
-    const { tenant, token } = await rememberedMember("everything");
-    const audited = await auditRows(tenant);
-    await revokeApiToken(db.owner.db, { id: token.id });
     const attempts: [string, unknown][] = [
       ["tools/list", request("tools/list")],
       ["prompts/list", request("prompts/list")],
@@ -186,12 +183,17 @@ describe("a remembered API token whose grant ended (decision 036)", () => {
       ["a notification", { jsonrpc: "2.0", method: "notifications/initialized" }],
       ["a body that does not parse", "{ not json"],
     ];
+    // A fresh remembered token for each attempt: a 401 forgets the token, so after the first
+    // refusal the rest would be looked up, not answered from memory, whatever the route did.
     for (const [label, body] of attempts) {
+      const { tenant, token } = await rememberedMember("everything");
+      const audited = await auditRows(tenant);
+      await revokeApiToken(db.owner.db, { id: token.id });
       const response = await post(token.token, body);
       expect(response.status, label).toBe(401);
+      expect(await profileRows(tenant), label).toBe(1);
+      expect(await auditRows(tenant), label).toBe(audited);
     }
-    expect(await profileRows(tenant)).toBe(1);
-    expect(await auditRows(tenant)).toBe(audited);
   });
 
   it("revoked while the limiter refuses: 401, and no rate_limited row is audited", async () => {

@@ -116,10 +116,18 @@ export const MUTATIONS: readonly Entry[] = [
       name: "A6: token budget of a page of text that is one token or more a character a profile page of combining marks stays under 25,000 tokens (>= 1 token per mark)",
     },
     mutation: {
-      in: "jsonCost",
-      find: "  return json.length + nonAscii + 1;",
-      replace: "  return json.length + 1;",
+      in: "jsonStringCost",
+      find: "    else cost += 2;",
+      replace: "    else cost += 1;",
       why: "the budget counts characters only, so text of a token a character passes the token cut",
+      // A page's text is costed by the string count, other values by the general one: both.
+      also: [
+        {
+          in: "jsonCost",
+          find: "  return json.length + nonAscii + 1;",
+          replace: "  return json.length + 1;",
+        },
+      ],
     },
   },
   {

@@ -77,6 +77,14 @@ export const MUTATIONS: readonly Entry[] = [
       find: "          result.audit.outcome,",
       replace: '          "created",',
       why: "the ledger records every call as a creation, reads included",
+      // A read's audit row goes out with its statement (`last`), a write's after it: both paths.
+      also: [
+        {
+          in: "transaction",
+          find: "const event = audit(note.outcome, note.target, note.affected, note.reason);",
+          replace: 'const event = audit("created", note.target, note.affected, note.reason);',
+        },
+      ],
     },
   },
   {

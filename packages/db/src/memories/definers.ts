@@ -24,9 +24,17 @@ const IN_HOLD_ANY_ORGANIZATION = (alias: string) =>
  * Recall without a matter is firm-wide only. Needs `p_matter uuid` among the parameters.
  */
 const VISIBLE_MATTER =
-  "v_matter uuid := CASE WHEN p_matter = ANY (public.north_visible_matters()) THEN p_matter END;";
+  "v_matter uuid := CASE WHEN p_matter IS NULL THEN NULL WHEN p_matter = ANY (public.north_visible_matters()) THEN p_matter END;";
 
-/** A candidate `alias` of the recall: firm-wide, or of the visible named matter (`param`). */
+/**
+ * A full-text candidate `alias` of the recall ({@link rankedSql}'s parameters): a firm-wide
+ * memory matching the organisation-tagged query, or one of the visible named matter matching the
+ * matter-tagged query (decision 039).
+ */
+const OF_SCOPE_MATCHING = (alias: string) =>
+  `${alias}.matter_id IS NULL AND ${alias}.search @@ $1 OR ${alias}.matter_id = $8 AND ${alias}.search @@ $9`;
+
+/** A semantic candidate `alias` of the recall: firm-wide, or of the visible named matter (`param`). */
 const OF_RECALLED_MATTER = (alias: string, param: string) =>
   `(${alias}.matter_id IS NULL OR ${alias}.matter_id = ${param})`;
 
@@ -119,25 +127,31 @@ const RETURN_RANKED = `RETURN QUERY
 
 /**
  * One tier of full-text recall, as the dynamic SQL `memory_fulltext_candidates` runs: of the
- * tenant's ($2) live memories, optionally one subject ($3, $4), the newest $6 matching the
- * tsquery $1, best `ts_rank` first, at most $5, as two arrays in that order (ids, ranks).
- * `also` adds a condition, such as leaving out the ids already found ($7).
+ * tenant's ($2) live memories, optionally one subject ($3, $4), the newest $6 matching — a
+ * firm-wide memory the tsquery $1 (tagged with the organisation's prefix), a memory of the named
+ * visible matter ($8) the tsquery $9 (tagged with the matter's) — best `ts_rank` first, at most
+ * $5, as two arrays in that order (ids, ranks). Each memory is ranked against its own scope's
+ * query, so a matter's memory ranks as a firm-wide one with the same words would. With no matter
+ * ($8 and $9 null) the matter's half folds away at planning. `also` adds a condition, such as
+ * leaving out the ids already found ($7). The scope conditions are explicit: the tags (decision
+ * 039) give the index and the planner per-scope entries, they never decide what is read.
  */
 function rankedSql(also: string): string {
   return `$q$
     SELECT pg_catalog.array_agg(c.id ORDER BY c.rank DESC, c.created_at DESC),
            pg_catalog.array_agg(c.rank ORDER BY c.rank DESC, c.created_at DESC)
     FROM (
-      SELECT c.id, pg_catalog.ts_rank(c.search, $1) AS rank, c.created_at
+      SELECT c.id,
+             pg_catalog.ts_rank(c.search, CASE WHEN c.matter_id IS NULL THEN $1 ELSE $9 END) AS rank,
+             c.created_at
       FROM (
-        SELECT m.id, m.search, m.created_at
+        SELECT m.id, m.search, m.created_at, m.matter_id
         FROM public.memories m
         WHERE m.organization_id = $2
           AND ${liveMemorySql("m")}
           AND ($3::text IS NULL OR m.subject_fingerprint = $3)
           AND ($4::text IS NULL OR m.subject_type = $4)
-          AND ${OF_RECALLED_MATTER("m", "$8")}
-          AND m.search @@ $1 ${also}
+          AND (${OF_SCOPE_MATCHING("m")}) ${also}
         ORDER BY m.created_at DESC
         LIMIT $6
       ) c
@@ -179,8 +193,11 @@ export const fulltextCandidatesDefiner = definerFunction({
   v_organization_id uuid := nullif(current_setting('north.organization_id', true), '')::uuid;
   v_language text;
   v_prefix text;
+  v_matter_prefix text;
   v_every tsquery;
+  v_every_matter tsquery;
   v_some tsquery;
+  v_some_matter tsquery;
   v_depth integer := least(greatest(p_depth, 1), 100);
   v_candidates integer := least(greatest(p_candidates, 1), 1000);
   v_ids uuid[];
@@ -192,14 +209,18 @@ BEGIN
   END IF;
   SELECT o.language INTO v_language FROM public.organizations o WHERE o.id = v_organization_id;
   v_prefix := public.north_tenant_prefix(v_organization_id);
+  v_matter_prefix := public.north_tenant_prefix(v_matter);
   v_every := public.north_search_query(v_language, p_query, true, v_prefix);
   IF v_every IS NULL THEN
     RETURN;
   END IF;
+  IF v_matter IS NOT NULL THEN
+    v_every_matter := public.north_search_query(v_language, p_query, true, v_matter_prefix);
+  END IF;
   EXECUTE ${rankedSql("")}
   INTO v_ids, v_ranks
   USING v_every, v_organization_id, p_subject_fingerprint, p_subject_type, v_depth, v_candidates,
-        '{}'::uuid[], v_matter;
+        '{}'::uuid[], v_matter, v_every_matter;
   ${RETURN_RANKED}
   IF coalesce(pg_catalog.cardinality(v_ids), 0) >= v_depth THEN
     RETURN;
@@ -210,11 +231,14 @@ BEGIN
   IF v_some::text = v_every::text THEN
     RETURN; -- one word: "some of the words" would find the same memories again
   END IF;
+  IF v_matter IS NOT NULL THEN
+    v_some_matter := public.north_search_query(v_language, p_query, false, v_matter_prefix);
+  END IF;
   EXECUTE ${rankedSql("AND m.id <> ALL ($7)")}
   INTO v_ids, v_ranks
   USING v_some, v_organization_id, p_subject_fingerprint, p_subject_type,
         v_depth - coalesce(pg_catalog.cardinality(v_ids), 0), v_candidates, coalesce(v_ids, '{}'),
-        v_matter;
+        v_matter, v_some_matter;
   ${RETURN_RANKED}
 END`,
 });

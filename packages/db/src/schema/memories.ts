@@ -69,10 +69,11 @@ export const memories = pgTable(
     language: text("language", { enum: ORGANIZATION_LANGUAGES }).notNull().default("en"),
     // Two analyses of the body, so a query matches with or without its accents (decision 018):
     // stemmed then folded (the French stemmer reads accents), and folded then stemmed. Each
-    // lexeme carries the organisation's tag (decision 027), so the GIN index's entries are per
-    // organisation and word; queries come tagged from north_search_query(…, prefix).
+    // lexeme carries its scope's tag — the matter's for a matter's memory, else the
+    // organisation's (decisions 027 and 039) — so the GIN index's entries, and the planner's
+    // statistics, are per scope and word; queries come tagged from north_search_query(…, prefix).
     search: tsvector("search").generatedAlwaysAs(
-      sql`public.north_tenant_lexemes(organization_id, public.north_unaccent_lexemes(to_tsvector(public.north_search_config(language), coalesce(body, ''))) || to_tsvector(public.north_search_config(language), public.north_unaccent(coalesce(body, ''))))`,
+      sql`public.north_tenant_lexemes(coalesce(matter_id, organization_id), public.north_unaccent_lexemes(to_tsvector(public.north_search_config(language), coalesce(body, ''))) || to_tsvector(public.north_search_config(language), public.north_unaccent(coalesce(body, ''))))`,
     ),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
