@@ -60,20 +60,29 @@ const call = (client: Client, index: number, n: number) =>
           name: "north__memory_recall",
           arguments: { query: scaleQuery(index, n), limit: 5 },
         })
-      : workload === "recall"
+      : workload === "remember-scale"
         ? client.callTool({
-            name: "north__memory_recall",
-            arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
+            name: "north__memory_remember",
+            arguments: {
+              kind: "fact",
+              origin: "stated",
+              body: `Bench memory ${index}-${n}-${process.pid} about term${(index * 7919 + n) % 50}`,
+            },
           })
-        : workload === "save"
+        : workload === "recall"
           ? client.callTool({
-              name: "north__working_profile_answer",
-              arguments: {
-                question: `Bench question ${index}-${n}-${process.pid}?`,
-                answer: "A benchmark answer.",
-              },
+              name: "north__memory_recall",
+              arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
             })
-          : client.callTool({ name: "north__working_profile", arguments: {} });
+          : workload === "save"
+            ? client.callTool({
+                name: "north__working_profile_answer",
+                arguments: {
+                  question: `Bench question ${index}-${n}-${process.pid}?`,
+                  answer: "A benchmark answer.",
+                },
+              })
+            : client.callTool({ name: "north__working_profile", arguments: {} });
 
 // Warm-up, not measured: one call per SDK client, then BENCH_WARMUP_SECONDS (default 2) of the
 // workload itself, so the figures are the server's steady state and not its JIT compiling the

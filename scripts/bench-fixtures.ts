@@ -101,7 +101,7 @@ export async function seedBench(owner: DatabaseHandle, clients: number) {
     const created = await createApiToken(owner.db, {
       organizationId: m.organizationId,
       userId: m.userId,
-      scopes: ["memory:read"],
+      scopes: ["memory:read", "memory:write"],
       expiresAt: null,
     });
     scaleTokens.push(created.token);

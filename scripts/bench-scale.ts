@@ -8,6 +8,11 @@
  * tenant gate, the recall tool (fenced block, audit row). Queries rotate through three
  * selectivities, so neither of the planner's two paths is favoured: a common word (`termN`, in 4%
  * of memories), a middling one (`matterN`, 0.1%) and a unique one (`refN`, one memory).
+ *
+ * With matters (SPEC §5a): 300 matters, a tenth restricted, every tenth memory in one, so words
+ * such as `term0` occur only in matters' memories, as a client's name does (decision 039). At
+ * each size, a firm-wide remember into the same organisation is measured the same way, North
+ * beside pgbench running the statements it sends.
  */
 import type { Database } from "@north/db";
 import {
@@ -18,6 +23,7 @@ import {
   startHttpServer,
 } from "@north/mcp-server";
 import type { Sql } from "postgres";
+import { ADVISORY_LOCKS } from "../packages/db/src/advisory-locks.ts";
 
 export interface ScaleFigures {
   callsPerSecond: number;
@@ -36,22 +42,35 @@ export interface ScaleBenchOptions {
   /** One API token per client, members of `organizationId`. */
   apiTokens: string[];
   sizes: number[];
-  /** Runs the `recall-scale` workload's clients against `url` for the bench's duration. */
-  clients(url: string, tokens: string[], env: Record<string, string>): Promise<ScaleFigures>;
+  /** Runs a workload's clients (`recall-scale`, `remember-scale`) against `url` for the bench's duration. */
+  clients(
+    url: string,
+    workload: "recall-scale" | "remember-scale",
+    tokens: string[],
+    env: Record<string, string>,
+  ): Promise<ScaleFigures>;
   /** Runs a pgbench script with the bench's clients and duration. */
   pgbench(name: string, script: string): Promise<ScaleFigures>;
   /** BEGIN and the tenant's `set_config`, as the pgbench scripts open a transaction. */
   tenantPrelude: string;
   /** The audit insert a recall writes, as SQL. */
   auditInsert: string;
+  /** The audit insert a remember writes, as SQL. */
+  rememberAuditInsert: string;
+}
+
+export interface ScaleResult {
+  size: number;
+  north: ScaleFigures;
+  pgbench: ScaleFigures;
+  /** A firm-wide remember into the same organisation (issue 25: the may-see rule on writes). */
+  remember: { north: ScaleFigures; pgbench: ScaleFigures };
 }
 
 /** The body of memory number `g` (SQL expression over `g`). */
 const BODY = `'Memory note ' || g || ' about term' || (g % 50) || ' and term' || ((g * 7) % 50) || ' for matter' || (g % 1000) || ', reference ref' || g`;
 
-export async function benchRecallScale(
-  options: ScaleBenchOptions,
-): Promise<Array<{ size: number; north: ScaleFigures; pgbench: ScaleFigures }>> {
+export async function benchRecallScale(options: ScaleBenchOptions): Promise<ScaleResult[]> {
   const app = buildMcpApp({
     db: options.db,
     resolvePrincipal: createAuthResolver(options.db),
@@ -69,7 +88,8 @@ export async function benchRecallScale(
   });
   const server = await startHttpServer(app.fetch, { port: 0, hostname: "127.0.0.1" });
   const url = `http://127.0.0.1:${server.port}/mcp`;
-  const results: Array<{ size: number; north: ScaleFigures; pgbench: ScaleFigures }> = [];
+  const results: ScaleResult[] = [];
+  const matters = await hasMatters(options.owner);
   let seeded = 0;
   // A few hundred matters, a tenth of them restricted (the recalling lawyer on none of their teams).
   await options.owner.unsafe(
@@ -99,11 +119,14 @@ export async function benchRecallScale(
       console.error(
         `scale: ${size} memories seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`,
       );
-      const north = await options.clients(url, options.apiTokens, {
-        BENCH_SCALE_SIZE: String(size),
-      });
+      const env = { BENCH_SCALE_SIZE: String(size) };
+      const north = await options.clients(url, "recall-scale", options.apiTokens, env);
       const raw = await options.pgbench(`scale-${size}`, pgbenchScript(options, size));
-      results.push({ size, north, pgbench: raw });
+      const remember = {
+        north: await options.clients(url, "remember-scale", options.apiTokens, env),
+        pgbench: await options.pgbench(`remember-${size}`, rememberScript(options, matters)),
+      };
+      results.push({ size, north, pgbench: raw, remember });
     }
   } finally {
     await server.close();
@@ -147,6 +170,41 @@ function pgbenchScript(options: ScaleBenchOptions, size: number): string {
 ${options.tenantPrelude}
 SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at, m.matter_id FROM memories m JOIN public.memory_fulltext_candidates((array['term' || :w, 'matter' || :m, 'ref' || :r])[:k + 1], NULL, NULL, 5, 200, NULL::uuid) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = ${tenant} AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at > now() OR m.matter_id = ANY ((SELECT public.north_held_matters())::uuid[])) AND (m.matter_id IS NULL OR m.matter_id = NULL::uuid) ORDER BY c.n;
 ${options.auditInsert}
+COMMIT;
+`;
+}
+
+/** Whether the schema has matters (SPEC §5a): the bench also runs at commits from before them. */
+async function hasMatters(owner: Sql): Promise<boolean> {
+  const rows = await owner.unsafe(
+    "select 1 from information_schema.columns where table_name = 'memories' and column_name = 'matter_id'",
+  );
+  return rows.length > 0;
+}
+
+/**
+ * The SQL one firm-wide remember runs (memories/remember.ts, no subject, no supersedes), for
+ * pgbench: the identity's advisory lock, the idempotence look-up, the insert, the audit row.
+ * Without matters in the schema (an older commit), without its matter conditions.
+ */
+function rememberScript(options: ScaleBenchOptions, matters: boolean): string {
+  const tenant = "nullif(current_setting('north.organization_id', true), '')::uuid";
+  const user = "nullif(current_setting('north.user_id', true), '')::uuid";
+  const body = "'Bench memory ' || :k::bigint || ' about term' || (:k::bigint % 50)";
+  // remember.ts's identity, `org:user:kind:origin:subject[:matter]`, spelt with `':'` alone:
+  // pgbench reads `:name` as a variable even inside a string literal.
+  const identity = [`${tenant}::text`, `${user}::text`, "'fact'", "'stated'", "''"]
+    .concat(matters ? ["''"] : [])
+    .join(" || ':' || ");
+  const held = matters
+    ? " OR m.matter_id = ANY ((SELECT public.north_held_matters())::uuid[])"
+    : "";
+  return `\\set k random(1, 2000000000)
+${options.tenantPrelude}
+SELECT pg_advisory_xact_lock(hashtextextended(${identity} || ':' || md5(${body}), ${ADVISORY_LOCKS.rememberIdentitySeed}));
+SELECT m.id, m.expires_at FROM memories m WHERE m.organization_id = ${tenant} AND m.author_id = ${user} AND m.kind = 'fact' AND m.origin = 'stated'${matters ? " AND m.matter_id IS NULL" : ""} AND m.subject_fingerprint IS NULL AND m.body = ${body} AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at > now()${held}) AND m.created_at > now() - make_interval(hours => 24) ORDER BY m.created_at DESC LIMIT 1;
+INSERT INTO memories (organization_id, author_id, kind, origin, body, subject_type, subject_id, subject_fingerprint,${matters ? " matter_id," : ""} run_id, embedding, embedding_model, language, expires_at) VALUES (${tenant}, ${user}, 'fact', 'stated', ${body}, NULL, NULL, NULL,${matters ? " NULL," : ""} 'bench', NULL, NULL, (SELECT o.language FROM organizations o WHERE o.id = ${tenant}), now() + make_interval(days => 90)) RETURNING id, expires_at;
+${options.rememberAuditInsert}
 COMMIT;
 `;
 }

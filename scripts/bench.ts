@@ -326,15 +326,15 @@ COMMIT;
       authorId: scaleLawyers[0]?.userId ?? "",
       apiTokens: scaleTokens,
       sizes,
-      clients: async (url, tokens, env) => {
+      clients: async (url, workload, tokens, env) => {
         const cpuBefore = process.cpuUsage();
-        const out = await clientsAt(url, "recall-scale", tokens, SECONDS, env);
+        const out = await clientsAt(url, workload, tokens, SECONDS, env);
         const cpu = process.cpuUsage(cpuBefore);
         const f = figures(out);
-        if (f.errors > 0) throw new Error(`${f.errors} recall-scale calls failed`);
+        if (f.errors > 0) throw new Error(`${f.errors} ${workload} calls failed`);
         const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
         console.error(
-          `scale: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
+          `${workload}: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
         );
         return f;
       },
@@ -342,6 +342,12 @@ COMMIT;
       tenantPrelude: `BEGIN;
 SELECT public.enter_as_api_token('${hashToken(scaleTokens[0] ?? "")}', '${scaleTokenIds[0]}', '${scaleOrg.id}', '${scaleLawyers[0]?.userId}', 'member');`,
       auditInsert: auditRow(`'${scaleTokenIds[0]}'`, "north__memory_recall", "read", false),
+      rememberAuditInsert: auditRow(
+        `'${scaleTokenIds[0]}'`,
+        "north__memory_remember",
+        "created",
+        true,
+      ),
     });
     console.log(
       `\nFull-text recall as one organisation grows (common, middling and unique words in turn), ${CLIENTS} clients, ${SECONDS} s each: North with API tokens vs the same SQL through pgbench\n`,
@@ -353,6 +359,18 @@ SELECT public.enter_as_api_token('${hashToken(scaleTokens[0] ?? "")}', '${scaleT
     for (const r of scaled) {
       console.log(
         `| ${r.size.toLocaleString("en")} | ${r.north.callsPerSecond.toFixed(0)} | ${r.north.p50.toFixed(2)} | ${r.north.p99.toFixed(2)} | ${r.pgbench.callsPerSecond.toFixed(0)} | ${r.pgbench.p50.toFixed(2)} | ${r.pgbench.p99.toFixed(2)} | **${(r.north.callsPerSecond / r.pgbench.callsPerSecond).toFixed(2)}×** |`,
+      );
+    }
+    console.log(
+      `\nA firm-wide remember into the same organisation (north__memory_remember, no embedder), ${CLIENTS} clients, ${SECONDS} s each: North vs the same SQL through pgbench\n`,
+    );
+    console.log(
+      "| memories | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
+    );
+    console.log("|---|---|---|---|---|---|---|---|");
+    for (const { size, remember: r } of scaled) {
+      console.log(
+        `| ${size.toLocaleString("en")} | ${r.north.callsPerSecond.toFixed(0)} | ${r.north.p50.toFixed(2)} | ${r.north.p99.toFixed(2)} | ${r.pgbench.callsPerSecond.toFixed(0)} | ${r.pgbench.p50.toFixed(2)} | ${r.pgbench.p99.toFixed(2)} | **${(r.north.callsPerSecond / r.pgbench.callsPerSecond).toFixed(2)}×** |`,
       );
     }
     const largest = scaled.at(-1);
