@@ -5,8 +5,10 @@ import {
   addToTeam,
   createMatter,
   holdMatter,
+  reviewMemories,
   type Tenant,
   withOrganization,
+  withTenant,
 } from "@north/db";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
@@ -208,5 +210,27 @@ describe("matters through the tools (SPEC §5a)", () => {
     const [row] = await db.owner.client<{ body: string | null }[]>`
       select body from memories where id = ${id}`;
     expect(row?.body).toBe("Witness statement received on 3 March.");
+  });
+
+  it("lists a held matter's memory past its expiry as live, in held and in the console's review", async () => {
+    const stored = await remember(clients.member, {
+      kind: "observation",
+      body: "Exhibit list filed.",
+      origin: "stated",
+      subject_type: "person",
+      subject_id: "Erin Exhibit",
+      matter: HELD,
+    });
+    const id = String(stored.structured?.memory_id);
+    await db.owner
+      .client`update memories set expires_at = now() - interval '1 day' where id = ${id}`;
+    const listed = await held(clients.member, "person", "Erin Exhibit");
+    expect(listed.structured.memories).toEqual([
+      expect.objectContaining({ memory_id: id, matter: HELD, state: "live" }),
+    ]);
+    const review = await withTenant(db.app.db, firm.manager, (tx) =>
+      reviewMemories(tx, { organizationId: firm.organizationId, scope: { memoryId: id } }),
+    );
+    expect(review.memories.map((m) => m.state)).toEqual(["live"]);
   });
 });

@@ -3,7 +3,7 @@ import { and, count, desc, eq, isNotNull, isNull, max, type SQL, sql } from "dri
 import { alias } from "drizzle-orm/pg-core";
 import type { Tx } from "./client.ts";
 import { type ForgetTarget, targetCondition } from "./memories/erasure.ts";
-import { HOLDS_BODY } from "./memories/live.ts";
+import { HOLDS_BODY, IN_HELD_MATTER } from "./memories/live.ts";
 import { members, memories } from "./schema/index.ts";
 
 /**
@@ -162,7 +162,7 @@ export async function reviewMemories(
       state: sql<MemoryState>`case
         when ${memories.forgottenAt} is not null then 'forgotten'
         when ${memories.purgedAt} is not null then 'purged'
-        when ${memories.expiresAt} <= now() then 'expired'
+        when ${memories.expiresAt} <= now() and not ${IN_HELD_MATTER} then 'expired'
         when ${memories.supersededBy} is not null then 'superseded'
         else 'live' end`,
       authorId: memories.authorId,

@@ -3,11 +3,7 @@ import { and, desc, eq, isNull, ne, not, type SQL, sql } from "drizzle-orm";
 import type { Tx } from "../client.ts";
 import { memories } from "../schema/index.ts";
 import type { Tenant } from "../tenant.ts";
-import { HOLDS_BODY } from "./live.ts";
-
-/** A memory of a matter under legal hold (SPEC §5a): never erased while the hold lasts. */
-const IN_HELD_MATTER = sql`coalesce(${memories.matterId} = ANY ((SELECT public.north_held_matters())::uuid[]), false)`;
-
+import { HOLDS_BODY, IN_HELD_MATTER } from "./live.ts";
 import { recallColumns } from "./recall.ts";
 
 export interface HeldMemory {
@@ -29,6 +25,8 @@ export interface HeldMemory {
   supersededBy: string | null;
   /** The matter it was written in, or null for a firm-wide memory. */
   matterId: string | null;
+  /** Its matter is under legal hold: it does not expire while the hold lasts (SPEC §5a). */
+  underHold: boolean;
 }
 
 /** Everything held about a subject, tombstones and expired-but-unpurged memories included. */
@@ -44,6 +42,7 @@ export async function memoriesHeld(
       forgottenBy: memories.forgottenBy,
       purgedAt: memories.purgedAt,
       supersededBy: memories.supersededBy,
+      underHold: sql<boolean>`${IN_HELD_MATTER}`,
     })
     .from(memories)
     .where(

@@ -9,6 +9,12 @@ export const IN_HELD_MATTER_SQL = (alias: string): string =>
   `${alias}.matter_id = ANY ((SELECT public.north_held_matters())::uuid[])`;
 
 /**
+ * {@link IN_HELD_MATTER_SQL} for Drizzle, never null: whether a memory's matter is under legal
+ * hold in the transaction's organisation (a firm-wide memory is not).
+ */
+export const IN_HELD_MATTER: SQL = sql`coalesce(${memories.matterId} = ANY ((SELECT public.north_held_matters())::uuid[]), false)`;
+
+/**
  * A live memory (SPEC §5): neither erased (forgotten), purged, superseded nor expired — a memory
  * of a matter under legal hold does not expire while it is held (SPEC §5a). It is what
  * recall and the briefing return, what remember's idempotence compares with, and what the

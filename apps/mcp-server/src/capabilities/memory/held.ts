@@ -86,7 +86,7 @@ const stateOf = (m: HeldMemory, now: number) =>
     ? ("forgotten" as const)
     : m.purgedAt
       ? ("purged" as const)
-      : new Date(m.expiresAt).getTime() <= now
+      : new Date(m.expiresAt).getTime() <= now && !m.underHold
         ? ("expired" as const)
         : m.supersededBy
           ? ("superseded" as const)
