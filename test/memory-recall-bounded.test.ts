@@ -93,6 +93,15 @@ describe("hybrid recall", () => {
   });
 });
 
+/** How often recall's two indexes have been scanned so far (flushed statistics, fresh snapshot). */
+async function indexScans(): Promise<Record<string, number>> {
+  await db.owner.client`select pg_stat_clear_snapshot()`;
+  const rows = await db.owner.client<{ name: string; scans: string }[]>`
+    select indexrelname as name, idx_scan as scans from pg_stat_user_indexes
+    where indexrelname in ('memories_tenant_search', 'memories_newest')`;
+  return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
+}
+
 describe("full-text recall under row-level security", () => {
   /**
    * Index use, read from PostgreSQL's own counters: a rare word must be looked up in the GIN
@@ -111,13 +120,6 @@ describe("full-text recall under row-level security", () => {
       from generate_series(1, 20000) g`;
     // As autovacuum leaves it: the GIN index's pending list merged, the statistics fresh.
     await db.owner.client`vacuum analyze memories`;
-    const scans = async () => {
-      await db.owner.client`select pg_stat_clear_snapshot()`;
-      const rows = await db.owner.client<{ name: string; scans: string }[]>`
-        select indexrelname as name, idx_scan as scans from pg_stat_user_indexes
-        where indexrelname in ('memories_tenant_search', 'memories_newest')`;
-      return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
-    };
     // One connection, so the statistics flushed are the recall's own.
     const app = connectDatabase(db.directAppUrl, { max: 1 });
     try {
@@ -128,17 +130,17 @@ describe("full-text recall under row-level security", () => {
         await app.client`select pg_stat_force_next_flush()`;
         return found;
       };
-      const before = await scans();
+      const before = await indexScans();
       const rare = await recallAs("zygomorphic");
       expect(rare.memories.map((m) => m.body)).toEqual([
         "Routine note 7 about matter 7 zygomorphic",
       ]);
-      const afterRare = await scans();
+      const afterRare = await indexScans();
       expect(afterRare.memories_tenant_search).toBeGreaterThan(before.memories_tenant_search ?? 0);
       const newest = await recallAs();
       expect(newest.mode).toBe("recency");
       expect(newest.memories[0]?.body).toBe("Routine note 1 about matter 1");
-      expect((await scans()).memories_newest).toBeGreaterThan(afterRare.memories_newest ?? 0);
+      expect((await indexScans()).memories_newest).toBeGreaterThan(afterRare.memories_newest ?? 0);
     } finally {
       await app.close();
     }
@@ -209,13 +211,6 @@ describe("full-text recall under row-level security", () => {
              case when g > 20000 then ${matter?.id ?? ""}::uuid end
       from generate_series(1, 24000) g`;
     await db.owner.client`vacuum analyze memories`;
-    const scans = async () => {
-      await db.owner.client`select pg_stat_clear_snapshot()`;
-      const rows = await db.owner.client<{ name: string; scans: string }[]>`
-        select indexrelname as name, idx_scan as scans from pg_stat_user_indexes
-        where indexrelname in ('memories_tenant_search', 'memories_newest')`;
-      return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
-    };
     const app = connectDatabase(db.directAppUrl, { max: 1 });
     try {
       const recallAs = async (matterId?: string) => {
@@ -230,10 +225,10 @@ describe("full-text recall under row-level security", () => {
         await app.client`select pg_stat_force_next_flush()`;
         return found;
       };
-      const before = await scans();
+      const before = await indexScans();
       const firmWide = await recallAs();
       expect(firmWide.memories).toEqual([]);
-      const afterFirmWide = await scans();
+      const afterFirmWide = await indexScans();
       expect(afterFirmWide.memories_tenant_search).toBeGreaterThan(
         before.memories_tenant_search ?? 0,
       );
