@@ -505,6 +505,63 @@ describe("PostgreSQL as the app login role", () => {
     expect(firmWideOnly).toEqual([memory.firmWide]);
   });
 
+  /**
+   * Decision 039: a matter's lexemes carry the matter's tag. The tag is a hint for the index and
+   * the planner, never a key: a query spelt with the restricted matter's tag, or with its
+   * organisation's, must still find nothing of a matter the caller may not see.
+   */
+  it("a query spelt with a matter's search tag, or a matter sharing the firm's tag, finds nothing behind the wall", async () => {
+    const tag = matterId.restricted.slice(-8);
+    const queries = [
+      `${tag}:zanzibar`,
+      `${tag}:zanzibar ${tag}:settlement`,
+      `'${tag}:zanzibar'`,
+      `${tag}zanzibar`,
+      `${firm.organizationId.slice(-8)}:${tag}:zanzibar`,
+    ];
+    for (const [tenant, matter] of [
+      [firm.member, null],
+      [firm.member, matterId.restricted],
+      [firm.member, matterId.open],
+      [firm.manager, matterId.restricted],
+      [screened, matterId.restricted],
+    ] as const) {
+      for (const query of queries) {
+        const rows = await asTenant(
+          tenant,
+          (sql) => sql<{ id: string }[]>`
+            select id from public.memory_fulltext_candidates(
+              ${query}, null, null, 100, 1000, ${matter}::uuid)`,
+        );
+        expect(
+          rows.map((r) => r.id),
+          query,
+        ).not.toContain(memory.restricted);
+      }
+    }
+    // Tags are 32 bits: a restricted matter whose tag is its organisation's own shares the
+    // firm-wide index entries, and only the explicit scope conditions keep its memories out.
+    const collided = `${crypto.randomUUID().slice(0, 24)}${firm.organizationId.slice(-12)}`;
+    await db.owner.client`
+      insert into matters (id, organization_id, reference, name, access)
+      values (${collided}, ${firm.organizationId}, 'COLLIDE-1', 'Same tag', 'restricted')`;
+    const [hidden] = await db.owner.client<{ id: string }[]>`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at, matter_id)
+      values (${firm.organizationId}, ${teamMember.userId}, 'fact', 'stated',
+              'Zanzibar escrow instructions behind the wall', 'attack', now() + interval '1 day',
+              ${collided})
+      returning id`;
+    for (const matter of [null, matterId.open, collided]) {
+      const rows = await asTenant(
+        firm.member,
+        (sql) => sql<{ id: string }[]>`
+          select id from public.memory_fulltext_candidates(
+            'zanzibar escrow', null, null, 100, 1000, ${matter}::uuid)`,
+      );
+      expect(rows.map((r) => r.id)).not.toContain(hidden?.id);
+    }
+  });
+
   it("the vector candidate function gives nothing behind a wall, even when handed its ids", async () => {
     const query = `{${(await hashing.embed(["zanzibar settlement"]))[0]?.join(",")}}`;
     for (const [tenant, matter, hidden] of [
