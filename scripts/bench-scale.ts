@@ -92,23 +92,24 @@ export async function benchRecallScale(options: ScaleBenchOptions): Promise<Scal
   const matters = await hasMatters(options.owner);
   let seeded = 0;
   // A few hundred matters, a tenth of them restricted (the recalling lawyer on none of their teams).
-  await options.owner.unsafe(
-    `insert into matters (organization_id, reference, name, access)
-     select $1, 'BENCH-' || g, 'Bench matter ' || g, case when g % 10 = 0 then 'restricted' else 'open' end
-     from generate_series(0, ${MATTERS - 1}) g`,
-    [options.organizationId],
-  );
+  if (matters) {
+    await options.owner.unsafe(
+      `insert into matters (organization_id, reference, name, access)
+       select $1, 'BENCH-' || g, 'Bench matter ' || g, case when g % 10 = 0 then 'restricted' else 'open' end
+       from generate_series(0, ${MATTERS - 1}) g`,
+      [options.organizationId],
+    );
+  }
   try {
     for (const size of [...options.sizes].sort((a, b) => a - b)) {
       // Memory g is g seconds newer than memory g - 1, so the newest are the highest numbers.
       const started = performance.now();
       // SPEC §5a on the hot path: every tenth memory belongs to one of the firm's matters.
       await options.owner.unsafe(
-        `insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at, created_at, matter_id)
+        `insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at, created_at${matters ? ", matter_id" : ""})
          select $1, $2, 'fact', 'stated', ${BODY}, 'bench', now() + interval '90 days',
-                now() - interval '60 days' + make_interval(secs => g),
-                case when g % 10 = 0 then (select mt.id from matters mt
-                  where mt.organization_id = $1 and mt.reference = 'BENCH-' || (g / 10) % ${MATTERS}) end
+                now() - interval '60 days' + make_interval(secs => g)
+                ${matters ? `, case when g % 10 = 0 then (select mt.id from matters mt where mt.organization_id = $1 and mt.reference = 'BENCH-' || (g / 10) % ${MATTERS}) end` : ""}
          from generate_series($3::integer, $4::integer) g`,
         [options.organizationId, options.authorId, seeded + 1, size],
       );
@@ -121,7 +122,7 @@ export async function benchRecallScale(options: ScaleBenchOptions): Promise<Scal
       );
       const env = { BENCH_SCALE_SIZE: String(size) };
       const north = await options.clients(url, "recall-scale", options.apiTokens, env);
-      const raw = await options.pgbench(`scale-${size}`, pgbenchScript(options, size));
+      const raw = await options.pgbench(`scale-${size}`, pgbenchScript(options, size, matters));
       const remember = {
         north: await options.clients(url, "remember-scale", options.apiTokens, env),
         pgbench: await options.pgbench(`remember-${size}`, rememberScript(options, matters)),
@@ -161,14 +162,23 @@ async function prewarm(owner: Sql): Promise<void> {
 /** The firm's matters in the scale bench (SPEC §5a: "a few hundred"). */
 const MATTERS = 300;
 
-function pgbenchScript(options: ScaleBenchOptions, size: number): string {
+function pgbenchScript(options: ScaleBenchOptions, size: number, matters: boolean): string {
   const tenant = "nullif(current_setting('north.organization_id', true), '')::uuid";
+  // Before matters (an older commit): the candidate function had no matter argument, the live
+  // condition no hold, and recall no firm-wide filter.
+  const scope = matters
+    ? {
+        matter: ", NULL::uuid",
+        column: ", m.matter_id",
+        live: "(m.expires_at > now() OR m.matter_id = ANY ((SELECT public.north_held_matters())::uuid[])) AND (m.matter_id IS NULL OR m.matter_id = NULL::uuid)",
+      }
+    : { matter: "", column: "", live: "m.expires_at > now()" };
   return `\\set k random(0, 2)
 \\set w random(0, 49)
 \\set m random(0, 999)
 \\set r random(1, ${size})
 ${options.tenantPrelude}
-SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at, m.matter_id FROM memories m JOIN public.memory_fulltext_candidates((array['term' || :w, 'matter' || :m, 'ref' || :r])[:k + 1], NULL, NULL, 5, 200, NULL::uuid) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = ${tenant} AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at > now() OR m.matter_id = ANY ((SELECT public.north_held_matters())::uuid[])) AND (m.matter_id IS NULL OR m.matter_id = NULL::uuid) ORDER BY c.n;
+SELECT m.id, m.kind, m.origin, m.body, m.subject_type, m.subject_id, m.author_id, m.created_at, m.expires_at${scope.column} FROM memories m JOIN public.memory_fulltext_candidates((array['term' || :w, 'matter' || :m, 'ref' || :r])[:k + 1], NULL, NULL, 5, 200${scope.matter}) WITH ORDINALITY AS c(cid, rank, n) ON c.cid = m.id WHERE m.organization_id = ${tenant} AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND ${scope.live} ORDER BY c.n;
 ${options.auditInsert}
 COMMIT;
 `;
