@@ -21,6 +21,7 @@ import * as mattersCli from "../test/matters-cli.e2e.catalogue.ts";
 import * as memory from "../test/memory.acceptance.catalogue.ts";
 import * as boundedRecall from "../test/memory-recall-bounded.catalogue.ts";
 import * as revisions from "../test/protocol-revisions.catalogue.ts";
+import * as denialOfService from "../test/security/catalogue/denial-of-service.ts";
 import * as rememberedTokens from "../test/security/catalogue/remembered-tokens.ts";
 import * as signIn from "../test/sign-in/catalogue/index.ts";
 import type { Entry, NoMutation } from "../test/support/catalogue.ts";
@@ -64,6 +65,7 @@ const PARTS: readonly Part[] = [
   consoleMatters,
   // Entries for some of its checks only: the suite's older ones are memory.acceptance's.
   { SUITES: [], MUTATIONS: boundedRecall.MUTATIONS },
+  { SUITES: [], MUTATIONS: denialOfService.MUTATIONS },
 ];
 
 /** Every suite whose checks must each have an entry (or a reason in {@link NO_MUTATION}). */

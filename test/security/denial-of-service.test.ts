@@ -6,7 +6,7 @@ import { z } from "zod";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { createTestApp, type TestApp } from "../support/mcp.ts";
-import { recall } from "../support/memory-tools.ts";
+import { recall, remember } from "../support/memory-tools.ts";
 
 /**
  * Finding 1: one caller could stall every tenant — an unbounded recall query, no statement
@@ -53,6 +53,48 @@ describe("one caller cannot hold the pool for everyone", () => {
     const result = await recall(client, { query: "bail\u0000commercial" });
     expect(result.isError).toBe(false);
     expect(result.structured.mode).toBe("fulltext");
+  });
+
+  /**
+   * An attack review of decision 039: the query builder kept every repetition of a word, so a
+   * 1,000-character recall of one word 500 times was 500 ANDed terms; the planner multiplied
+   * their selectivities, expected one row and read the word's whole posting list once per term
+   * (1.4 s at 145,000 memories, the statement timeout at about half a million).
+   */
+  it("plans a query that repeats its words as the words once, in their first order", async () => {
+    const prefix = await db.owner.client<
+      { q: string; once: string; some: string; someOnce: string }[]
+    >`
+      select public.north_search_query('en', repeat('bail ', 500), true, 'x:')::text as q,
+             public.north_search_query('en', 'bail', true, 'x:')::text as once,
+             public.north_search_query('en', repeat('lease bail ', 250), false, 'x:')::text as some,
+             public.north_search_query('en', 'lease bail', false, 'x:')::text as "someOnce"`;
+    expect(prefix[0]?.q).toBe(prefix[0]?.once);
+    expect(prefix[0]?.some).toBe(prefix[0]?.someOnce);
+  });
+
+  /**
+   * The same review: a word of 680 CJK characters (2,040 bytes, under to_tsvector's limit) became
+   * too long for a tsvector or tsquery once its nine-byte tag was put before it, so storing a
+   * memory holding it and recalling it both failed as an internal error. Such a word is not
+   * indexed (PostgreSQL drops longer words itself); the rest of the memory is.
+   */
+  it("stores and recalls a memory holding a word too long to index, instead of an internal error", async () => {
+    const client = await harness.connect(ws.member);
+    const word = "漢".repeat(680);
+    const stored = await remember(client, {
+      kind: "fact",
+      origin: "stated",
+      body: `Tribunal filing note ${word}`,
+    });
+    expect(stored.isError).toBe(false);
+    expect(stored.structured).toMatchObject({ outcome: "created" });
+    const byWord = await recall(client, { query: word });
+    expect(byWord.isError).toBe(false);
+    const byOther = await recall(client, { query: "tribunal filing" });
+    expect(byOther.structured.memories.map((m) => m.memory_id)).toContain(
+      stored.structured?.memory_id,
+    );
   });
 
   it("cancels a statement that outlives the pool's statement timeout and frees the connection", async () => {
