@@ -1,11 +1,10 @@
 import { connectDatabase, type DatabaseHandle } from "@north/db";
 import { CAPABILITIES, createRateLimiter, type ToolDefinition } from "@north/mcp-server";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
-import { createTestApp, type TestApp } from "../support/mcp.ts";
+import { createTestApp, useTestApp } from "../support/mcp.ts";
 import { recall, remember } from "../support/memory-tools.ts";
 
 /**
@@ -21,18 +20,11 @@ const READ_ONLY_ANNOTATIONS_FOR_TEST = {
   openWorldHint: false,
 };
 
-let db: TestDatabase;
-let harness: TestApp;
+const { db, harness } = useTestApp();
 let ws: Workspace;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  harness = createTestApp({ db });
   ws = await createWorkspace(db.owner.db);
-});
-afterAll(async () => {
-  await harness.close();
-  await db.drop();
 });
 
 describe("one caller cannot hold the pool for everyone", () => {

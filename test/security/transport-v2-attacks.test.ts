@@ -1,8 +1,7 @@
 import { createRateLimiter } from "@north/mcp-server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
-import { createTestApp, type TestApp } from "../support/mcp.ts";
+import { createTestApp, type TestApp, useTestApp } from "../support/mcp.ts";
 
 /**
  * Attacks on the MCP transport as moved to the SDK's v2 line (createMcpHttpEntry): 2026-07-28
@@ -22,18 +21,11 @@ const envelopeFor = (version: string) => ({
 });
 const SECRET = "SENTINEL-7f3a-question-text-should-never-echo";
 
-let db: TestDatabase;
+const { db, harness } = useTestApp();
 let ws: Workspace;
-let harness: TestApp;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   ws = await createWorkspace(db.owner.db);
-  harness = createTestApp({ db });
-});
-afterAll(async () => {
-  await harness?.close();
-  await db?.drop();
 });
 
 const modernHeaders = (method: string, name?: string) => ({
