@@ -100,7 +100,11 @@ export const memories = pgTable(
     // every live memory of the organisation (decision 021).
     index("memories_newest").on(t.organizationId, t.createdAt.desc().nullsFirst()),
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
-    index("memories_matter").on(t.organizationId, t.matterId),
+    // A matter's memories (its console page, the hold, the foreign key's checks); firm-wide
+    // memories, most of them, are left out, so a firm-wide remember does not write it.
+    index("memories_matter")
+      .on(t.organizationId, t.matterId)
+      .where(sql`${t.matterId} is not null`),
     foreignKey({
       name: "memories_matter_fk",
       columns: [t.organizationId, t.matterId],
