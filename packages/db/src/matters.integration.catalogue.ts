@@ -68,7 +68,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       in: "VISIBLE_MATTER",
-      find: "v_matter uuid := CASE WHEN p_matter = ANY (public.north_visible_matters()) THEN p_matter END;",
+      find: "v_matter uuid := CASE WHEN p_matter IS NULL THEN NULL WHEN p_matter = ANY (public.north_visible_matters()) THEN p_matter END;",
       replace: "v_matter uuid := p_matter;",
       why: "the recall candidates trust the named matter without the may-see rule",
     },
