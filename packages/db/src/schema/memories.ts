@@ -102,9 +102,7 @@ export const memories = pgTable(
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
     // A matter's memories (its console page, the hold, the foreign key's checks); firm-wide
     // memories, most of them, are left out, so a firm-wide remember does not write it.
-    index("memories_matter")
-      .on(t.organizationId, t.matterId)
-      .where(sql`${t.matterId} is not null`),
+    index("memories_matter").on(t.organizationId, t.matterId).where(sql`${t.matterId} is not null`),
     foreignKey({
       name: "memories_matter_fk",
       columns: [t.organizationId, t.matterId],
