@@ -3,7 +3,7 @@
  * not share the server's event loop. N official SDK clients call one tool over loopback HTTP for
  * a fixed time and print one JSON line: calls, errors, and per-call latencies summarised.
  *
- * argv: <url> <workload: save|read|recall|recall-scale|attack> <seconds> <token>...
+ * argv: <url> <workload: save|read|recall|recall-scale|remember-scale|attack> <seconds> <token>...
  *
  * A token argument may name several tokens, comma-separated (`a,b`): that client then holds one
  * SDK client per token and alternates between them call by call, and the JSON line adds the
@@ -49,40 +49,41 @@ const scaleQuery = (index: number, n: number) => {
       : `ref${1 + (x % SCALE_SIZE)}`;
 };
 
+/** Each workload's tool call: client `index`'s `n`-th (a negative `n` is a warm-up call). */
+const CALLS: Record<string, (index: number, n: number) => { name: string; arguments: object }> = {
+  attack: (index, n) => ({
+    name: "north__memory_recall",
+    arguments: { query: attackQuery(index + n), limit: 20 },
+  }),
+  "recall-scale": (index, n) => ({
+    name: "north__memory_recall",
+    arguments: { query: scaleQuery(index, n), limit: 5 },
+  }),
+  "remember-scale": (index, n) => ({
+    name: "north__memory_remember",
+    arguments: {
+      kind: "fact",
+      origin: "stated",
+      body: `Bench memory ${index}-${n}-${process.pid} about term${(index * 7919 + n) % 50}`,
+    },
+  }),
+  recall: (index, n) => ({
+    name: "north__memory_recall",
+    arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
+  }),
+  save: (index, n) => ({
+    name: "north__working_profile_answer",
+    arguments: {
+      question: `Bench question ${index}-${n}-${process.pid}?`,
+      answer: "A benchmark answer.",
+    },
+  }),
+  read: () => ({ name: "north__working_profile", arguments: {} }),
+};
+const callOf = CALLS[workload];
+if (!callOf) throw new Error(`unknown workload ${workload}`);
 const call = (client: Client, index: number, n: number) =>
-  workload === "attack"
-    ? client.callTool({
-        name: "north__memory_recall",
-        arguments: { query: attackQuery(index + n), limit: 20 },
-      })
-    : workload === "recall-scale"
-      ? client.callTool({
-          name: "north__memory_recall",
-          arguments: { query: scaleQuery(index, n), limit: 5 },
-        })
-      : workload === "remember-scale"
-        ? client.callTool({
-            name: "north__memory_remember",
-            arguments: {
-              kind: "fact",
-              origin: "stated",
-              body: `Bench memory ${index}-${n}-${process.pid} about term${(index * 7919 + n) % 50}`,
-            },
-          })
-        : workload === "recall"
-          ? client.callTool({
-              name: "north__memory_recall",
-              arguments: { query: `term${(index * 7919 + n) % 50}`, limit: 5 },
-            })
-          : workload === "save"
-            ? client.callTool({
-                name: "north__working_profile_answer",
-                arguments: {
-                  question: `Bench question ${index}-${n}-${process.pid}?`,
-                  answer: "A benchmark answer.",
-                },
-              })
-            : client.callTool({ name: "north__working_profile", arguments: {} });
+  client.callTool(callOf(index, n) as Parameters<Client["callTool"]>[0]);
 
 // Warm-up, not measured: one call per SDK client, then BENCH_WARMUP_SECONDS (default 2) of the
 // workload itself, so the figures are the server's steady state and not its JIT compiling the

@@ -83,17 +83,10 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${TOOLS} lists a held matter's memory past its expiry as live, in held and in the console's review`,
     },
     mutation: {
-      in: "stateOf",
-      find: "new Date(m.expiresAt).getTime() <= now && !m.underHold",
-      replace: "new Date(m.expiresAt).getTime() <= now",
-      why: "held calls a held matter's memory expired once its date passes, though it is still recalled",
-      also: [
-        {
-          in: "reviewMemories",
-          find: "when ${memories.expiresAt} <= now() and not ${IN_HELD_MATTER} then 'expired'",
-          replace: "when ${memories.expiresAt} <= now() then 'expired'",
-        },
-      ],
+      in: "MEMORY_STATE",
+      find: "when ${memories.expiresAt} <= now() and not ${IN_HELD_MATTER} then 'expired'",
+      replace: "when ${memories.expiresAt} <= now() then 'expired'",
+      why: "a held matter's memory is called expired once its date passes, though it is still recalled",
     },
   },
 ];

@@ -3,7 +3,7 @@ import { and, count, desc, eq, isNotNull, isNull, max, type SQL, sql } from "dri
 import { alias } from "drizzle-orm/pg-core";
 import type { Tx } from "./client.ts";
 import { type ForgetTarget, targetCondition } from "./memories/erasure.ts";
-import { HOLDS_BODY, IN_HELD_MATTER } from "./memories/live.ts";
+import { HOLDS_BODY, MEMORY_STATE, type MemoryState } from "./memories/live.ts";
 import { members, memories } from "./schema/index.ts";
 
 /**
@@ -13,7 +13,7 @@ import { members, memories } from "./schema/index.ts";
  */
 
 /** Where a memory stands: `forgotten` and `purged` rows are tombstones (no body, no subject id). */
-export type MemoryState = "live" | "superseded" | "expired" | "forgotten" | "purged";
+export type { MemoryState };
 
 /** A subject the organisation holds memories about, as its newest memory spells it. */
 export interface HeldSubject {
@@ -159,12 +159,7 @@ export async function reviewMemories(
       body: memories.body,
       subjectType: memories.subjectType,
       subjectId: memories.subjectId,
-      state: sql<MemoryState>`case
-        when ${memories.forgottenAt} is not null then 'forgotten'
-        when ${memories.purgedAt} is not null then 'purged'
-        when ${memories.expiresAt} <= now() and not ${IN_HELD_MATTER} then 'expired'
-        when ${memories.supersededBy} is not null then 'superseded'
-        else 'live' end`,
+      state: MEMORY_STATE,
       authorId: memories.authorId,
       authorEmail: author.email,
       runId: memories.runId,

@@ -3,7 +3,7 @@ import { and, desc, eq, isNull, ne, not, type SQL, sql } from "drizzle-orm";
 import type { Tx } from "../client.ts";
 import { memories } from "../schema/index.ts";
 import type { Tenant } from "../tenant.ts";
-import { HOLDS_BODY, IN_HELD_MATTER } from "./live.ts";
+import { HOLDS_BODY, IN_HELD_MATTER, MEMORY_STATE, type MemoryState } from "./live.ts";
 import { recallColumns } from "./recall.ts";
 
 export interface HeldMemory {
@@ -25,8 +25,8 @@ export interface HeldMemory {
   supersededBy: string | null;
   /** The matter it was written in, or null for a firm-wide memory. */
   matterId: string | null;
-  /** Its matter is under legal hold: it does not expire while the hold lasts (SPEC §5a). */
-  underHold: boolean;
+  /** Where it stands by the database's clock ({@link MEMORY_STATE}). */
+  state: MemoryState;
 }
 
 /** Everything held about a subject, tombstones and expired-but-unpurged memories included. */
@@ -42,7 +42,7 @@ export async function memoriesHeld(
       forgottenBy: memories.forgottenBy,
       purgedAt: memories.purgedAt,
       supersededBy: memories.supersededBy,
-      underHold: sql<boolean>`${IN_HELD_MATTER}`,
+      state: MEMORY_STATE,
     })
     .from(memories)
     .where(

@@ -12,7 +12,7 @@ export const IN_HELD_MATTER_SQL = (alias: string): string =>
  * {@link IN_HELD_MATTER_SQL} for Drizzle, never null: whether a memory's matter is under legal
  * hold in the transaction's organisation (a firm-wide memory is not).
  */
-export const IN_HELD_MATTER: SQL = sql`coalesce(${memories.matterId} = ANY ((SELECT public.north_held_matters())::uuid[]), false)`;
+export const IN_HELD_MATTER: SQL<boolean> = sql<boolean>`coalesce(${memories.matterId} = ANY ((SELECT public.north_held_matters())::uuid[]), false)`;
 
 /**
  * A live memory (SPEC §5): neither erased (forgotten), purged, superseded nor expired — a memory
@@ -25,11 +25,23 @@ export const LIVE_MEMORY: readonly SQL[] = [
   isNull(memories.forgottenAt),
   isNull(memories.purgedAt),
   isNull(memories.supersededBy),
-  or(
-    gt(memories.expiresAt, sql`now()`),
-    sql`${memories.matterId} = ANY ((SELECT public.north_held_matters())::uuid[])`,
-  ) as SQL,
+  or(gt(memories.expiresAt, sql`now()`), IN_HELD_MATTER) as SQL,
 ];
+
+/** Where a memory stands, as `held` and the console's review show it. */
+export type MemoryState = "live" | "superseded" | "expired" | "forgotten" | "purged";
+
+/**
+ * A memory's {@link MemoryState} by the database's clock, the first that applies: erased, purged,
+ * expired (unless its matter is under legal hold, SPEC §5a), superseded, else live. The one
+ * definition `held` and the console's review both select.
+ */
+export const MEMORY_STATE: SQL<MemoryState> = sql<MemoryState>`case
+  when ${memories.forgottenAt} is not null then 'forgotten'
+  when ${memories.purgedAt} is not null then 'purged'
+  when ${memories.expiresAt} <= now() and not ${IN_HELD_MATTER} then 'expired'
+  when ${memories.supersededBy} is not null then 'superseded'
+  else 'live' end`;
 
 /** {@link LIVE_MEMORY} in PL/pgSQL, for the `memories` row named `alias`. */
 export const liveMemorySql = (alias: string): string =>

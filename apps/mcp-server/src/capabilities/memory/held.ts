@@ -81,24 +81,13 @@ const outputSchema = z.object({
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-const stateOf = (m: HeldMemory, now: number) =>
-  m.forgottenAt
-    ? ("forgotten" as const)
-    : m.purgedAt
-      ? ("purged" as const)
-      : new Date(m.expiresAt).getTime() <= now && !m.underHold
-        ? ("expired" as const)
-        : m.supersededBy
-          ? ("superseded" as const)
-          : ("live" as const);
-
-const heldOf = (m: HeldMemory, now: number, matters: ReadonlyMap<string, string>) => ({
+const heldOf = (m: HeldMemory, matters: ReadonlyMap<string, string>) => ({
   memory_id: m.id,
   matter: m.matterId ? (matters.get(m.matterId) ?? null) : null,
   kind: m.kind,
   origin: m.origin,
   body: m.body,
-  state: stateOf(m, now),
+  state: m.state,
   author_id: m.authorId,
   run_id: m.runId,
   created_at: new Date(m.createdAt).toISOString(),
@@ -165,16 +154,15 @@ export const heldTool = {
       subjectFingerprint,
       subjectType: subject.value.type,
     });
-    const now = Date.now();
     // Each body counts twice: in the fenced block and in its row.
     const page = takeWithin(
       pageAfter(rows, positionOfHeld, "desc", after),
       (m) =>
-        jsonCost(heldOf(m, now, matters)) +
+        jsonCost(heldOf(m, matters)) +
         (m.body === null ? 0 : jsonCost(fenceLine(fencedOf(m, matters)))),
       RESULT_CHAR_BUDGET,
     );
-    const memories = page.included.map((m) => heldOf(m, now, matters));
+    const memories = page.included.map((m) => heldOf(m, matters));
     const readable = page.included.filter((m) => m.body !== null);
     const fence = renderMemoryFence(
       readable.map((m) => fencedOf(m, matters)),
