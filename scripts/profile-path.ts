@@ -1,11 +1,17 @@
 /**
- * `bun scripts/profile-path.ts [save|read|recall|ping] [seconds]`: the server's CPU per call on
+ * `bun scripts/profile-path.ts <workload>[,<workload>…] [seconds]`: the server's CPU per call on
  * the product path, in process (`app.fetch`, no socket, no client), so one can profile it
- * (`bun --cpu-prof-md scripts/profile-path.ts read`) without the bench's seeding and clients.
+ * (`bun --cpu-prof scripts/profile-path.ts read`) without the bench's seeding and clients.
  * Eight concurrent callers (PROFILE_CALLERS), each with a real API token; prints µs of CPU per
- * call. Modes: ping, read, save, recall (tools/call through `app.fetch`), token (the token check
- * alone), tenant-read (the profile read's tenant transaction alone). PROFILE_REVISION=2026-07-28
- * sends the new revision's envelope. The machine is noisy: compare runs taken side by side.
+ * call. Workloads: ping, read, save, recall (tools/call through `app.fetch`), token (the token
+ * check alone), tenant-read (the profile read's tenant transaction alone, through `withTenant`),
+ * raw-read (the same statements written straight to postgres.js: the driver's floor).
+ * PROFILE_REVISION=2026-07-28 sends the new revision's envelope.
+ *
+ * The machine drifts by a third within minutes, so several workloads are measured interleaved:
+ * one-second slices of each in turn, `seconds` rounds, and each workload's CPU summed over its
+ * slices. Compare figures of one run, never of two. The tenant gate is opened to the callers
+ * (they share one firm): its fairness limit is not what this measures.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -26,7 +32,7 @@ import {
 } from "@north/mcp-server";
 import { createBenchDatabase } from "./bench-database.ts";
 
-const workload = process.argv[2] ?? "read";
+const workloads = (process.argv[2] ?? "read").split(",");
 const seconds = Number(process.argv[3] ?? 5);
 const CALLERS = Number(process.env.PROFILE_CALLERS ?? 8);
 const bench = await createBenchDatabase("north_profile");
@@ -71,9 +77,10 @@ try {
     }),
     logger: createLogger({ level: "warn" }),
     auditKey: randomBytes(32).toString("hex"),
+    tenantConcurrency: { perOrganization: CALLERS, maxWaitMs: 5_000 },
   });
   const modern = process.env.PROFILE_REVISION === "2026-07-28";
-  const body = (n: number) => {
+  const body = (workload: string, n: number) => {
     const message =
       workload === "ping"
         ? { method: "ping", params: {} }
@@ -104,7 +111,7 @@ try {
       : message.params;
     return { jsonrpc: "2.0", id: n, method: message.method, params };
   };
-  const call = async (token: string, n: number) => {
+  const call = async (workload: string, token: string, n: number) => {
     if (workload === "token") {
       if (!(await resolveApiToken(app.db, token))) throw new Error("token refused");
       return;
@@ -127,7 +134,13 @@ try {
       );
       return;
     }
-    const b = body(n);
+    if (workload === "raw-read") {
+      const p = principals.get(token);
+      if (!p) throw new Error("no principal");
+      await rawRead(p);
+      return;
+    }
+    const b = body(workload, n);
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
       "content-type": "application/json",
@@ -147,27 +160,65 @@ try {
       throw new Error(`call failed: ${response.status} ${text.slice(0, 300)}`);
     }
   };
-  const loop = async (until: number) => {
+  /**
+   * The profile read's transaction with none of North's own machinery: BEGIN, the tenant, the
+   * read, the audit row and COMMIT written to one reserved connection at once.
+   */
+  const audit = auditStatement({ tool: "north__working_profile", outcome: "read" });
+  const rawRead = async (p: { organizationId: string; userId: string; tokenId: string }) => {
+    const c = await app.client.reserve();
+    try {
+      const prepared = { prepare: true };
+      await Promise.all([
+        c.unsafe("begin"),
+        c.unsafe(
+          "select set_config('north.organization_id', $1, true), set_config('north.user_id', $2, true)",
+          [p.organizationId, p.userId],
+          prepared,
+        ),
+        c.unsafe(
+          "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = $1 and owner_user_id = $2 order by created_at, question_id",
+          [p.organizationId, p.userId],
+          prepared,
+        ),
+        c.unsafe(audit.text, [p.tokenId, crypto.randomUUID(), ...audit.params.slice(2)], prepared),
+        c.unsafe("commit"),
+      ]);
+    } finally {
+      c.release();
+    }
+  };
+  const loop = async (workload: string, until: number) => {
     let calls = 0;
     await Promise.all(
       tokens.map(async (token, i) => {
         for (let n = i * 1_000_000; performance.now() < until; n++) {
-          await call(token, n);
+          await call(workload, token, n);
           calls++;
         }
       }),
     );
     return calls;
   };
-  await loop(performance.now() + 2_000);
-  const cpu = process.cpuUsage();
-  const t0 = performance.now();
-  const calls = await loop(performance.now() + seconds * 1000);
-  const used = process.cpuUsage(cpu);
-  const elapsed = (performance.now() - t0) / 1000;
-  console.log(
-    `${workload}${modern ? " (2026-07-28)" : ""}: ${calls} calls in ${elapsed.toFixed(1)} s, ${(calls / elapsed).toFixed(0)}/s, ${((used.user + used.system) / calls).toFixed(0)} µs CPU per call (user ${(used.user / calls).toFixed(0)}, sys ${(used.system / calls).toFixed(0)})`,
-  );
+  const measured = new Map(workloads.map((w) => [w, { calls: 0, user: 0, system: 0, s: 0 }]));
+  for (const w of workloads) await loop(w, performance.now() + 2_000);
+  for (let round = 0; round < seconds; round++) {
+    for (const [w, m] of measured) {
+      await loop(w, performance.now() + 100);
+      const cpu = process.cpuUsage();
+      const t0 = performance.now();
+      m.calls += await loop(w, performance.now() + 1_000);
+      const used = process.cpuUsage(cpu);
+      m.s += (performance.now() - t0) / 1000;
+      m.user += used.user;
+      m.system += used.system;
+    }
+  }
+  for (const [w, m] of measured) {
+    console.log(
+      `${w}${modern ? " (2026-07-28)" : ""}: ${m.calls} calls in ${m.s.toFixed(1)} s, ${(m.calls / m.s).toFixed(0)}/s, ${((m.user + m.system) / m.calls).toFixed(0)} µs CPU per call (user ${(m.user / m.calls).toFixed(0)}, sys ${(m.system / m.calls).toFixed(0)})`,
+    );
+  }
   await app.client.end();
   await owner.client.end();
 } finally {
