@@ -181,7 +181,11 @@ try {
           [p.organizationId, p.userId],
           prepared,
         ),
-        c.unsafe(audit.text, [p.tokenId, crypto.randomUUID(), ...audit.params.slice(2)], prepared),
+        c.unsafe(
+          audit.text,
+          [p.tokenId, crypto.randomUUID(), ...audit.params.slice(2)] as never[],
+          prepared,
+        ),
         c.unsafe("commit"),
       ]);
     } finally {
