@@ -19,6 +19,7 @@ import * as limiter from "../test/limiter-and-audit.catalogue.ts";
 import * as matters from "../test/matters.acceptance.catalogue.ts";
 import * as mattersCli from "../test/matters-cli.e2e.catalogue.ts";
 import * as memory from "../test/memory.acceptance.catalogue.ts";
+import * as idempotence from "../test/memory-idempotence.catalogue.ts";
 import * as boundedRecall from "../test/memory-recall-bounded.catalogue.ts";
 import * as revisions from "../test/protocol-revisions.catalogue.ts";
 import * as denialOfService from "../test/security/catalogue/denial-of-service.ts";
@@ -65,6 +66,7 @@ const PARTS: readonly Part[] = [
   consoleMatters,
   // Entries for some of its checks only: the suite's older ones are memory.acceptance's.
   { SUITES: [], MUTATIONS: boundedRecall.MUTATIONS },
+  { SUITES: [], MUTATIONS: idempotence.MUTATIONS },
   { SUITES: [], MUTATIONS: denialOfService.MUTATIONS },
 ];
 

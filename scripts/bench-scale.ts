@@ -212,7 +212,7 @@ function rememberScript(options: ScaleBenchOptions, matters: boolean): string {
   return `\\set k random(1, 2000000000)
 ${options.tenantPrelude}
 SELECT pg_advisory_xact_lock(hashtextextended(${identity} || ':' || md5(${body}), ${ADVISORY_LOCKS.rememberIdentitySeed}));
-SELECT m.id, m.expires_at FROM memories m WHERE m.organization_id = ${tenant} AND m.author_id = ${user} AND m.kind = 'fact' AND m.origin = 'stated'${matters ? " AND m.matter_id IS NULL" : ""} AND m.subject_fingerprint IS NULL AND m.body = ${body} AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at > now()${held}) AND m.created_at > now() - make_interval(hours => 24) ORDER BY m.created_at DESC LIMIT 1;
+SELECT m.id, m.expires_at FROM memories m WHERE m.organization_id = ${tenant} AND m.author_id = ${user} AND m.kind = 'fact' AND m.origin = 'stated'${matters ? " AND m.matter_id IS NULL" : ""} AND m.subject_fingerprint IS NULL AND md5(m.body) = md5(${body}) AND m.body = ${body} AND m.forgotten_at IS NULL AND m.purged_at IS NULL AND m.superseded_by IS NULL AND (m.expires_at > now()${held}) AND m.created_at > now() - make_interval(hours => 24) ORDER BY m.created_at DESC LIMIT 1;
 INSERT INTO memories (organization_id, author_id, kind, origin, body, subject_type, subject_id, subject_fingerprint,${matters ? " matter_id," : ""} run_id, embedding, embedding_model, language, expires_at) VALUES (${tenant}, ${user}, 'fact', 'stated', ${body}, NULL, NULL, NULL,${matters ? " NULL," : ""} 'bench', NULL, NULL, (SELECT o.language FROM organizations o WHERE o.id = ${tenant}), now() + make_interval(days => 90)) RETURNING id, expires_at;
 ${options.rememberAuditInsert}
 COMMIT;

@@ -1,4 +1,5 @@
 import { createFingerprinter, rememberMemory, withTenant } from "@north/db";
+import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
 import { TEST_AUDIT_KEY, useTestApp } from "./support/mcp.ts";
@@ -137,5 +138,54 @@ describe("remembering is idempotent", () => {
     expect(b.outcome !== "rejected" && a.outcome !== "rejected" && b.memoryId === a.memoryId).toBe(
       true,
     );
+  });
+});
+
+/**
+ * The look-up that makes a remember idempotent finds an identical memory of the last day by its
+ * identity's index (organisation, author, md5 of the body), not by reading the author's day:
+ * before, it was a sequential scan of the table, 67 ms at 300,000 memories and growing with it,
+ * in every remember's transaction (docs/benchmarks.md, "remember at a million").
+ */
+describe("the idempotence look-up", () => {
+  it("reads the identity's index, not the author's day of memories", async () => {
+    const busy = await createWorkspace(db.owner.db);
+    await db.owner.client`
+      insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
+      select ${busy.member.organizationId}, ${busy.member.userId}, 'fact', 'stated',
+             'Filing note ' || g || ' for the day', 'seed', now() + interval '90 days'
+      from generate_series(1, 20000) g`;
+    await db.owner.client`vacuum analyze memories`;
+    const counters = async () => {
+      await db.owner.client`select pg_stat_clear_snapshot()`;
+      const [row] = await db.owner.client<{ seq: string; identity: string | null }[]>`
+        select t.seq_scan as seq,
+               (select idx_scan from pg_stat_user_indexes where indexrelname = 'memories_identity') as identity
+        from pg_stat_user_tables t where t.relname = 'memories'`;
+      return { seq: Number(row?.seq), identity: Number(row?.identity ?? 0) };
+    };
+    const fingerprint = createFingerprinter(TEST_AUDIT_KEY);
+    const rememberAs = (body: string) =>
+      withTenant(db.app.db, busy.member, async (tx) => {
+        const result = await rememberMemory(tx, {
+          author: busy.member,
+          kind: "fact",
+          body,
+          origin: "stated",
+          runId: "test:identity-index",
+          fingerprint: (canonical: string) => fingerprint(canonical).fingerprint,
+        });
+        await tx.execute(sql`select pg_stat_force_next_flush()`);
+        return result;
+      });
+    const before = await counters();
+    const created = await rememberAs("Filing note 20001 for the day");
+    const after = await counters();
+    expect(created.outcome).toBe("created");
+    expect(after.identity).toBeGreaterThan(before.identity);
+    expect(after.seq).toBe(before.seq);
+    // The index narrows; the body itself still decides: the same words again are a noop.
+    const again = await rememberAs("Filing note 20001 for the day");
+    expect(again.outcome).toBe("noop");
   });
 });

@@ -239,6 +239,8 @@ async function heldAlready(
         memory.subjectFingerprint === null
           ? isNull(memories.subjectFingerprint)
           : eq(memories.subjectFingerprint, memory.subjectFingerprint),
+        // memories_identity's key, so the look-up reads an identity's few rows, then the body.
+        sql`md5(${memories.body}) = md5(${memory.body})`,
         eq(memories.body, memory.body),
         ...LIVE_MEMORY,
         gt(memories.createdAt, sql`now() - make_interval(hours => ${IDEMPOTENCE_WINDOW_HOURS})`),

@@ -100,6 +100,10 @@ export const memories = pgTable(
     // every live memory of the organisation (decision 021).
     index("memories_newest").on(t.organizationId, t.createdAt.desc().nullsFirst()),
     index("memories_subject").on(t.organizationId, t.subjectFingerprint),
+    // A remember's idempotence look-up (memories/remember.ts): an identical memory of the last
+    // day, found by its identity instead of by reading the author's day (the body hashed: a
+    // body of 2,000 characters can outgrow a btree entry).
+    index("memories_identity").on(t.organizationId, t.authorId, sql`md5(${t.body})`),
     // A matter's memories (its console page, the hold, the foreign key's checks); firm-wide
     // memories, most of them, are left out, so a firm-wide remember does not write it.
     index("memories_matter").on(t.organizationId, t.matterId).where(sql`${t.matterId} is not null`),

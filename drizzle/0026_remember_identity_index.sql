@@ -1,0 +1,1 @@
+CREATE INDEX "memories_identity" ON "memories" USING btree ("organization_id","author_id",md5("body"));
