@@ -22,6 +22,8 @@ import {
   createOrganization,
   readProfile,
   resolveApiToken,
+  TENANT_ORGANIZATION_SETTING,
+  TENANT_USER_SETTING,
   withTenant,
 } from "@north/db";
 import {
@@ -161,19 +163,26 @@ try {
     }
   };
   /**
-   * The profile read's transaction with none of North's own machinery: BEGIN, the tenant, the
-   * read, the audit row and COMMIT written to one reserved connection at once.
+   * The profile read's transaction with none of North's own machinery: BEGIN, the tenant (the
+   * text `withTenant` sends), the read (READ_PROFILE's query, spelt here without Drizzle's
+   * quoting), the audit row (`auditStatement`) and COMMIT, written to one reserved connection at
+   * once.
    */
-  const audit = auditStatement({ tool: "north__working_profile", outcome: "read" });
   const rawRead = async (p: { organizationId: string; userId: string; tokenId: string }) => {
+    const audit = auditStatement({
+      tool: "north__working_profile",
+      outcome: "read",
+      tokenId: p.tokenId,
+      requestId: crypto.randomUUID(),
+    });
     const c = await app.client.reserve();
     try {
       const prepared = { prepare: true };
       await Promise.all([
         c.unsafe("begin"),
         c.unsafe(
-          "select set_config('north.organization_id', $1, true), set_config('north.user_id', $2, true)",
-          [p.organizationId, p.userId],
+          "select set_config($1, $2, true), set_config($3, $4, true)",
+          [TENANT_ORGANIZATION_SETTING, p.organizationId, TENANT_USER_SETTING, p.userId],
           prepared,
         ),
         c.unsafe(
@@ -181,11 +190,7 @@ try {
           [p.organizationId, p.userId],
           prepared,
         ),
-        c.unsafe(
-          audit.text,
-          [p.tokenId, crypto.randomUUID(), ...audit.params.slice(2)] as never[],
-          prepared,
-        ),
+        c.unsafe(audit.text, audit.params as never[], prepared),
         c.unsafe("commit"),
       ]);
     } finally {
