@@ -33,6 +33,7 @@ import {
   createRateLimiter,
   startHttpServer,
 } from "@north/mcp-server";
+import { measureRound, postgresCpu } from "./bench-cpu.ts";
 import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
@@ -47,6 +48,14 @@ interface Figures {
   callsPerSecond: number;
   p50: number;
   p99: number;
+}
+
+/** A round's CPU per call (ms) by process, and the machine's idle share (bench-cpu.ts). */
+interface CallCpu {
+  server?: number;
+  clients?: number;
+  postgres?: number;
+  idle?: number;
 }
 
 function run(command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
@@ -66,6 +75,21 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
   });
 }
 
+/** Seconds of CPU over `count` calls, in ms per call. */
+const perCall = (seconds: number | undefined, count: number) =>
+  seconds === undefined || !(count > 0) ? undefined : (seconds * 1e3) / count;
+
+/** A round's CPU per call for the log: what was measured, in ms, and the idle share. */
+function describeCpu(cpu: CallCpu): string {
+  const parts = [
+    cpu.server === undefined ? undefined : `server ${cpu.server.toFixed(2)} ms`,
+    cpu.clients === undefined ? undefined : `client ${cpu.clients.toFixed(2)} ms`,
+    cpu.postgres === undefined ? undefined : `PostgreSQL ${cpu.postgres.toFixed(2)} ms`,
+    cpu.idle === undefined ? undefined : `machine ${(cpu.idle * 100).toFixed(0)}% idle`,
+  ];
+  return parts.filter(Boolean).join(", ");
+}
+
 const bench = await createBenchDatabase("north_bench");
 const { scratch, ownerUrl, appUrl } = bench;
 
@@ -80,6 +104,8 @@ try {
     tokenIds: scaleTokenIds,
   } = seeded.scale;
   // The same pool settings as `north serve`: ten connections, a 5 s statement timeout.
+  // PostgreSQL's own CPU, when it runs on this machine (bench-cpu.ts).
+  const pgCpu = await postgresCpu(owner.client);
   const app = connectDatabase(appUrl, {
     max: 10,
     applicationName: "north-bench",
@@ -142,16 +168,26 @@ try {
     const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
     return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99, errors: r.errors };
   };
-  const sdk = async (workload: Workload): Promise<Figures> => {
+  const sdk = async (workload: Workload): Promise<Figures & { cpu: CallCpu }> => {
     const cpuBefore = process.cpuUsage();
+    const round = measureRound(pgCpu);
     const out = await clients(workload, cohorts[workload]);
+    const spent = round();
     const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
     if (r.errors > 0) throw new Error(`${r.errors} ${workload} calls failed`);
     const cpu = process.cpuUsage(cpuBefore);
-    console.error(
-      `${workload}: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
-    );
-    return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99 };
+    const calls = r.calls + r.warmupCalls;
+    return {
+      callsPerSecond: r.calls / r.elapsed,
+      p50: r.p50,
+      p99: r.p99,
+      cpu: {
+        server: (cpu.user + cpu.system) / 1e3 / calls,
+        clients: (r.cpuSeconds * 1e3) / calls,
+        postgres: perCall(spent.postgres, calls),
+        idle: spent.idle,
+      },
+    };
   };
 
   /**
@@ -208,11 +244,12 @@ COMMIT;
   };
 
   const pgbench = (workload: Workload) => pgbenchScript(workload, scripts[workload]);
-  async function pgbenchScript(name: string, sql: string): Promise<Figures> {
+  async function pgbenchScript(name: string, sql: string): Promise<Figures & { cpu: CallCpu }> {
     const script = path.join(scratch, `${name}.sql`);
     const logDir = path.join(scratch, `log-${name}-${phase++}`);
     await run("mkdir", ["-p", logDir]);
     await writeFile(script, sql);
+    const round = measureRound(pgCpu);
     const out = await run("pgbench", [
       "-n",
       "-M",
@@ -230,7 +267,9 @@ COMMIT;
       path.join(logDir, "tx"),
       appUrl,
     ]);
+    const spent = round();
     const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
+    const transactions = Number(/actually processed: (\d+)/.exec(out)?.[1]);
     const latencies: number[] = [];
     for (const file of await readdir(logDir)) {
       for (const line of (await readFile(path.join(logDir, file), "utf8")).split("\n")) {
@@ -240,7 +279,16 @@ COMMIT;
     }
     latencies.sort((a, b) => a - b);
     const pick = (q: number) => latencies[Math.floor(q * (latencies.length - 1))] ?? 0;
-    return { callsPerSecond: tps, p50: pick(0.5), p99: pick(0.99) };
+    return {
+      callsPerSecond: tps,
+      p50: pick(0.5),
+      p99: pick(0.99),
+      cpu: {
+        clients: perCall(spent.pgbench, transactions),
+        postgres: perCall(spent.postgres, transactions),
+        idle: spent.idle,
+      },
+    };
   }
 
   /**
@@ -294,7 +342,7 @@ COMMIT;
       const north = await sdk(workload);
       const raw = await pgbench(workload);
       console.error(
-        `${workload} round ${round + 1}: North ${north.callsPerSecond.toFixed(0)}/s, pgbench ${raw.callsPerSecond.toFixed(0)}/s, ${(north.callsPerSecond / raw.callsPerSecond).toFixed(2)}×`,
+        `${workload} round ${round + 1}: North ${north.callsPerSecond.toFixed(0)}/s, pgbench ${raw.callsPerSecond.toFixed(0)}/s, ${(north.callsPerSecond / raw.callsPerSecond).toFixed(2)}×; CPU per call: North ${describeCpu(north.cpu)}; pgbench ${describeCpu(raw.cpu)}`,
       );
       rounds.push({ north, raw });
     }

@@ -1,0 +1,123 @@
+/**
+ * Where a benchmark round's CPU went, read from Linux's /proc: PostgreSQL's (the postmaster and
+ * every process it started, exited ones included), the bench's own children (pgbench), and the
+ * machine's idle time. The ratio of a round says how fast North is against its SQL; these say
+ * why: whether the machine was saturated, and which process spent what per call.
+ *
+ * Only for a PostgreSQL on this machine (embedded, or a local DATABASE_URL): elsewhere, or off
+ * Linux, every reading is `undefined` and the bench prints none.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import type postgres from "postgres";
+
+/** Clock ticks per second of /proc's times (`getconf CLK_TCK`; 100 on every Linux we run). */
+const TICKS = 100;
+
+/** Fields of /proc/<pid>/stat after the command (which may hold spaces and parentheses). */
+function statFields(pid: number | "self"): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** utime, stime, cutime, cstime (fields 14–17 of stat; here from index 11), in seconds. */
+function times(fields: string[]) {
+  const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { own: (utime + stime) / TICKS, children: (cutime + cstime) / TICKS };
+}
+
+/**
+ * CPU seconds of the postmaster of the backend `client` reaches, and of all its processes:
+ * the live ones' own, and the exited ones' through the postmaster's waited-for children's time.
+ */
+export async function postgresCpu(
+  client: postgres.Sql,
+): Promise<(() => number | undefined) | undefined> {
+  const [row] = await client<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const backend = row ? statFields(row.pid) : undefined;
+  if (!backend) return undefined;
+  const postmaster = Number(backend[1]);
+  const read = () => {
+    const before = statFields(postmaster);
+    let live = 0;
+    for (const entry of readdirSync("/proc")) {
+      const pid = Number(entry);
+      if (!Number.isInteger(pid) || pid === postmaster) continue;
+      const fields = statFields(pid);
+      if (fields && Number(fields[1]) === postmaster) live += times(fields).own;
+    }
+    const after = statFields(postmaster);
+    if (!before || !after) return undefined;
+    const self = times(after);
+    // A process reaped during the scan would count twice (live, then in the postmaster's total).
+    const settled = times(before).children === self.children;
+    return { settled, seconds: live + self.own + self.children };
+  };
+  return () => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const reading = read();
+      if (!reading) return undefined;
+      if (reading.settled) return reading.seconds;
+    }
+    return undefined;
+  };
+}
+
+/** CPU seconds of the bench's children that have exited and been waited for (pgbench). */
+export function childrenCpu(): number | undefined {
+  const fields = statFields("self");
+  return fields ? times(fields).children : undefined;
+}
+
+/** Seconds of idle CPU (idle and iowait, all cores) since boot, and the number of cores. */
+export function machineIdle(): { seconds: number; cores: number } | undefined {
+  try {
+    const [cpu] = readFileSync("/proc/stat", "utf8").split("\n");
+    const ticks = (cpu ?? "").split(/\s+/).slice(1).map(Number);
+    return { seconds: ((ticks[3] ?? 0) + (ticks[4] ?? 0)) / TICKS, cores: cpus().length };
+  } catch {
+    return undefined;
+  }
+}
+
+/** What one round spent: PostgreSQL's CPU, pgbench's, and the machine's idle share. */
+export interface RoundCpu {
+  /** PostgreSQL's CPU seconds over the round. */
+  postgres?: number;
+  /** pgbench's CPU seconds (its process, once it exited). */
+  pgbench?: number;
+  /** Share of the machine's cores idle over the round, 0–1. */
+  idle?: number;
+}
+
+/** Starts measuring a round; the returned function ends it. */
+export function measureRound(pg: (() => number | undefined) | undefined) {
+  const startedAt = performance.now();
+  const pg0 = pg?.();
+  const children0 = childrenCpu();
+  const idle0 = machineIdle();
+  return (): RoundCpu => {
+    const seconds = (performance.now() - startedAt) / 1000;
+    const pg1 = pg?.();
+    const children1 = childrenCpu();
+    const idle1 = machineIdle();
+    return {
+      postgres: pg0 !== undefined && pg1 !== undefined ? pg1 - pg0 : undefined,
+      pgbench:
+        children0 !== undefined && children1 !== undefined ? children1 - children0 : undefined,
+      idle:
+        idle0 && idle1 && seconds > 0
+          ? (idle1.seconds - idle0.seconds) / (seconds * idle1.cores)
+          : undefined,
+    };
+  };
+}
