@@ -10,7 +10,8 @@
  *
  * The machine drifts by a third within minutes, so several workloads are measured interleaved:
  * one-second slices of each in turn, `seconds` rounds, and each workload's CPU summed over its
- * slices. Compare figures of one run, never of two. The tenant gate is opened to the callers
+ * slices. Compare figures of one run, never of two. PostgreSQL's CPU per call is printed beside
+ * North's when it runs on this machine. The tenant gate is opened to the callers
  * (they share one firm): its fairness limit is not what this measures.
  */
 import { randomBytes } from "node:crypto";
@@ -32,6 +33,7 @@ import {
   createLogger,
   createRateLimiter,
 } from "@north/mcp-server";
+import { postgresCpu } from "./bench-cpu.ts";
 import { createBenchDatabase } from "./bench-database.ts";
 
 const workloads = (process.argv[2] ?? "read").split(",");
@@ -209,23 +211,31 @@ try {
     );
     return calls;
   };
-  const measured = new Map(workloads.map((w) => [w, { calls: 0, user: 0, system: 0, s: 0 }]));
+  // PostgreSQL's CPU per call too (bench-cpu.ts): the same statements cost it less per call at
+  // a higher rate, so compare it between workloads of one run with their rates in view.
+  const pgCpu = await postgresCpu(owner.client);
+  const measured = new Map(
+    workloads.map((w) => [w, { calls: 0, user: 0, system: 0, s: 0, postgres: 0 }]),
+  );
   for (const w of workloads) await loop(w, performance.now() + 2_000);
   for (let round = 0; round < seconds; round++) {
     for (const [w, m] of measured) {
       await loop(w, performance.now() + 100);
       const cpu = process.cpuUsage();
+      const postgres0 = pgCpu?.();
       const t0 = performance.now();
       m.calls += await loop(w, performance.now() + 1_000);
       const used = process.cpuUsage(cpu);
+      const postgres1 = pgCpu?.();
       m.s += (performance.now() - t0) / 1000;
       m.user += used.user;
       m.system += used.system;
+      if (postgres0 !== undefined && postgres1 !== undefined) m.postgres += postgres1 - postgres0;
     }
   }
   for (const [w, m] of measured) {
     console.log(
-      `${w}${modern ? " (2026-07-28)" : ""}: ${m.calls} calls in ${m.s.toFixed(1)} s, ${(m.calls / m.s).toFixed(0)}/s, ${((m.user + m.system) / m.calls).toFixed(0)} µs CPU per call (user ${(m.user / m.calls).toFixed(0)}, sys ${(m.system / m.calls).toFixed(0)})`,
+      `${w}${modern ? " (2026-07-28)" : ""}: ${m.calls} calls in ${m.s.toFixed(1)} s, ${(m.calls / m.s).toFixed(0)}/s, ${((m.user + m.system) / m.calls).toFixed(0)} µs CPU per call (user ${(m.user / m.calls).toFixed(0)}, sys ${(m.system / m.calls).toFixed(0)})${pgCpu ? `, PostgreSQL ${((m.postgres * 1e6) / m.calls).toFixed(0)} µs` : ""}`,
     );
   }
   await app.client.end();
