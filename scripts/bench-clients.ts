@@ -1,7 +1,8 @@
 /**
  * Benchmark load generator, run as its own process by scripts/bench.ts so that client work does
- * not share the server's event loop. N official SDK clients call one tool over loopback HTTP for
- * a fixed time and print one JSON line: calls, errors, and per-call latencies summarised.
+ * not share the server's event loop. N official SDK clients (or, with BENCH_CLIENT=lean, N lean
+ * ones) call one tool over loopback HTTP for a fixed time and print one JSON line: calls, errors,
+ * and per-call latencies summarised.
  *
  * argv: <url> <workload: save|read|recall|recall-scale|remember-scale|attack> <seconds> <token>...
  *
@@ -11,7 +12,6 @@
  * the same moments. BENCH_LATENCIES_FILE, if set, receives every latency (ms) of each position.
  */
 import { writeFile } from "node:fs/promises";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { connectSdkClient } from "./sdk-client.ts";
 
 const [url, workload, secondsText, ...tokens] = process.argv.slice(2);
@@ -21,7 +21,56 @@ if (!url || !workload || !secondsText || tokens.length === 0) {
 }
 const seconds = Number(secondsText);
 
-const connect = (token: string) => connectSdkClient(url, token, "north-bench");
+/** What a load generator calls: a tool, by name and arguments. */
+interface Caller {
+  callTool(params: { name: string; arguments: object }): Promise<{ isError?: boolean }>;
+  close(): Promise<void>;
+}
+
+/**
+ * BENCH_CLIENT=lean: the official client opens the connection (initialize, as a host does),
+ * then each call is one `fetch` of the same JSON-RPC request with the same headers: the
+ * server's work is the same, the client's about half (no result validation, no transport
+ * machinery), which shows whether the SDK client's CPU on the shared cores holds North back.
+ */
+async function connectLean(token: string): Promise<Caller> {
+  const sdk = await connectSdkClient(url as string, token, "north-bench");
+  // The revision the handshake agreed, as the SDK's transport sends it on every later request.
+  const protocolVersion =
+    (sdk.transport as { protocolVersion?: string } | undefined)?.protocolVersion ?? "2025-11-25";
+  await sdk.close();
+  const headers = {
+    authorization: `Bearer ${token}`,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": protocolVersion,
+  };
+  let id = 0;
+  return {
+    async callTool(params) {
+      id += 1;
+      const response = await fetch(url as string, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params }),
+      });
+      const message = (await response.json()) as {
+        result?: { isError?: boolean };
+        error?: unknown;
+      };
+      if (!response.ok || !message.result)
+        throw new Error(`tools/call answered ${response.status}`);
+      return message.result;
+    },
+    close: async () => {},
+  };
+}
+
+const connect = (token: string): Promise<Caller> =>
+  process.env.BENCH_CLIENT === "lean"
+    ? connectLean(token)
+    : (connectSdkClient(url, token, "north-bench") as Promise<Caller>);
+
 /** One group per token argument: the SDK clients it alternates between. */
 const groups = await Promise.all(
   tokens.map((spec) => Promise.all(spec.split(",").map((token) => connect(token)))),
@@ -82,8 +131,7 @@ const CALLS: Record<string, (index: number, n: number) => { name: string; argume
 };
 const callOf = CALLS[workload];
 if (!callOf) throw new Error(`unknown workload ${workload}`);
-const call = (client: Client, index: number, n: number) =>
-  client.callTool(callOf(index, n) as Parameters<Client["callTool"]>[0]);
+const call = (client: Caller, index: number, n: number) => client.callTool(callOf(index, n));
 
 // Warm-up, not measured: one call per SDK client, then BENCH_WARMUP_SECONDS (default 2) of the
 // workload itself, so the figures are the server's steady state and not its JIT compiling the
@@ -94,7 +142,7 @@ let warmupCalls = groups.flat().length;
 await Promise.all(
   groups.map(async (group, index) => {
     for (let n = 0; performance.now() < warmUntil; n++) {
-      await call(group[n % group.length] as Client, index, 1_000_000 + n);
+      await call(group[n % group.length] as Caller, index, 1_000_000 + n);
       warmupCalls++;
     }
   }),
@@ -107,7 +155,7 @@ await Promise.all(
     for (let n = 0; performance.now() < deadline; n++) {
       const slot = n % group.length;
       const t0 = performance.now();
-      const result = await call(group[slot] as Client, index, n);
+      const result = await call(group[slot] as Caller, index, n);
       bySlot[slot]?.push(performance.now() - t0);
       if (result.isError) errors++;
     }
