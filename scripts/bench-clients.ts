@@ -134,8 +134,9 @@ if (!callOf) throw new Error(`unknown workload ${workload}`);
 const call = (client: Caller, index: number, n: number) => client.callTool(callOf(index, n));
 
 // Warm-up, not measured: one call per SDK client, then BENCH_WARMUP_SECONDS (default 2) of the
-// workload itself, so the figures are the server's steady state and not its JIT compiling the
-// path or its pool preparing each connection's statements.
+// workload itself, so the figures are not this fresh process's first compiles, its connections'
+// opening, or the server's pool preparing each connection's statements. The server's own JIT
+// needs longer: bench.ts warms it once per workload (BENCH_SERVER_WARMUP_SECONDS).
 await Promise.all(groups.flatMap((g, i) => g.map((c) => call(c, i, -1))));
 const warmUntil = performance.now() + Number(process.env.BENCH_WARMUP_SECONDS ?? 2) * 1000;
 let warmupCalls = groups.flat().length;

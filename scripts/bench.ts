@@ -16,8 +16,11 @@
  * Save, read and recall run in BENCH_ROUNDS rounds (default 3), North then pgbench in each, so a
  * change of the shared machine's speed during the run weighs on both sides alike; each figure is
  * the mean of its rounds (rates) or their median (latencies), and the ratio is of the means.
+ * Before its first round, each workload runs unmeasured for BENCH_SERVER_WARMUP_SECONDS (default
+ * 20), so the rounds measure the server's steady state rather than its JIT compiling the path.
  *
- * Env: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 8), DATABASE_URL (else embedded),
+ * Env: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 8), BENCH_ROUNDS (default 3),
+ * BENCH_SERVER_WARMUP_SECONDS (default 20), DATABASE_URL (else embedded),
  * BENCH_ONLY (a comma-separated subset of dos, save, read, recall, scale, oauth), BENCH_SCALE_SIZES
  * (default 10000,100000,1000000).
  */
@@ -42,6 +45,12 @@ import { benchRecallScale } from "./bench-scale.ts";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
+/**
+ * Unmeasured calls of each workload before its first round. The server's JIT goes on compiling a
+ * workload's path for some 20 s of calls (docs/benchmarks.md, "the server's warm-up"); each
+ * round's own 2 s warm-up (bench-clients.ts) covers its fresh client process, not that.
+ */
+const SERVER_WARMUP_SECONDS = Number(process.env.BENCH_SERVER_WARMUP_SECONDS ?? 20);
 const AUDIT_KEY = randomBytes(32).toString("hex");
 
 interface Figures {
@@ -338,6 +347,11 @@ COMMIT;
   for (const workload of ["save", "read", "recall"] as const) {
     if (only && !only.includes(workload)) continue;
     const rounds: { north: Figures; raw: Figures }[] = [];
+    if (SERVER_WARMUP_SECONDS > 0) {
+      // The same calls as the rounds', by the same lawyers; nothing of them is measured.
+      const warm = figures(await clients(workload, cohorts[workload], SERVER_WARMUP_SECONDS));
+      if (warm.errors > 0) throw new Error(`${warm.errors} ${workload} warm-up calls failed`);
+    }
     for (let round = 0; round < ROUNDS; round++) {
       const north = await sdk(workload);
       const raw = await pgbench(workload);
