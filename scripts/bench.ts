@@ -51,6 +51,9 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
  * round's own 2 s warm-up (bench-clients.ts) covers its fresh client process, not that.
  */
 const SERVER_WARMUP_SECONDS = Number(process.env.BENCH_SERVER_WARMUP_SECONDS ?? 20);
+if (!(SERVER_WARMUP_SECONDS >= 0)) {
+  throw new Error("BENCH_SERVER_WARMUP_SECONDS must be a number of seconds (0 for none)");
+}
 const AUDIT_KEY = randomBytes(32).toString("hex");
 
 interface Figures {
