@@ -168,16 +168,34 @@ try {
       cohort.map((m) => credential(m.userId).token),
       seconds,
     );
+  /** The last line bench-clients.ts prints: what its calls did. */
+  interface ClientSummary {
+    calls: number;
+    elapsed: number;
+    p50: number;
+    p99: number;
+    errors: number;
+    warmupCalls: number;
+    cpuSeconds: number;
+  }
+  const summaryOf = (out: string): ClientSummary =>
+    JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+  /** The summary of clients none of whose calls may fail: a failed call ends the bench. */
+  const succeeded = (out: string, what: string): ClientSummary => {
+    const r = summaryOf(out);
+    if (r.errors > 0) throw new Error(`${r.errors} ${what} calls failed`);
+    return r;
+  };
   let phase = 0;
   const readClients = async (url: string, tokens: string[], seconds: number) => {
     const file = path.join(scratch, `latencies-${phase++}.json`);
     const out = await clientsAt(url, "read", tokens, seconds, { BENCH_LATENCIES_FILE: file });
-    const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+    const r = summaryOf(out);
     const bySlot = JSON.parse(await readFile(file, "utf8")) as number[][];
     return { errors: r.errors, elapsed: r.elapsed, bySlot } satisfies ReadResult;
   };
   const figures = (out: string): Figures & { errors: number } => {
-    const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
+    const r = summaryOf(out);
     return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99, errors: r.errors };
   };
   const sdk = async (workload: Workload): Promise<Figures & { cpu: CallCpu }> => {
@@ -185,8 +203,7 @@ try {
     const round = measureRound(pgCpu);
     const out = await clients(workload, cohorts[workload]);
     const spent = round();
-    const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
-    if (r.errors > 0) throw new Error(`${r.errors} ${workload} calls failed`);
+    const r = succeeded(out, workload);
     const cpu = process.cpuUsage(cpuBefore);
     const calls = r.calls + r.warmupCalls;
     return {
@@ -352,8 +369,10 @@ COMMIT;
     const rounds: { north: Figures; raw: Figures }[] = [];
     if (SERVER_WARMUP_SECONDS > 0) {
       // The same calls as the rounds', by the same lawyers; nothing of them is measured.
-      const warm = figures(await clients(workload, cohorts[workload], SERVER_WARMUP_SECONDS));
-      if (warm.errors > 0) throw new Error(`${warm.errors} ${workload} warm-up calls failed`);
+      succeeded(
+        await clients(workload, cohorts[workload], SERVER_WARMUP_SECONDS),
+        `${workload} warm-up`,
+      );
     }
     for (let round = 0; round < ROUNDS; round++) {
       const north = await sdk(workload);
@@ -395,9 +414,8 @@ COMMIT;
         const cpuBefore = process.cpuUsage();
         const out = await clientsAt(url, workload, tokens, SECONDS, env);
         const cpu = process.cpuUsage(cpuBefore);
+        const r = succeeded(out, workload);
         const f = figures(out);
-        if (f.errors > 0) throw new Error(`${f.errors} ${workload} calls failed`);
-        const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
         console.error(
           `${workload}: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
         );
