@@ -12,6 +12,7 @@
  * the same moments. BENCH_LATENCIES_FILE, if set, receives every latency (ms) of each position.
  */
 import { writeFile } from "node:fs/promises";
+import { benchNumber } from "./bench-settings.ts";
 import { connectSdkClient } from "./sdk-client.ts";
 
 const [url, workload, secondsText, ...tokens] = process.argv.slice(2);
@@ -138,7 +139,7 @@ const call = (client: Caller, index: number, n: number) => client.callTool(callO
 // opening, or the server's pool preparing each connection's statements. The server's own JIT
 // needs longer: bench.ts warms it once per workload (BENCH_SERVER_WARMUP_SECONDS).
 await Promise.all(groups.flatMap((g, i) => g.map((c) => call(c, i, -1))));
-const warmUntil = performance.now() + Number(process.env.BENCH_WARMUP_SECONDS ?? 2) * 1000;
+const warmUntil = performance.now() + benchNumber("BENCH_WARMUP_SECONDS", 2, { min: 0 }) * 1000;
 let warmupCalls = groups.flat().length;
 await Promise.all(
   groups.map(async (group, index) => {

@@ -41,19 +41,17 @@ import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
 import { benchRecallScale } from "./bench-scale.ts";
+import { benchNumber } from "./bench-settings.ts";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
+const SECONDS = benchNumber("BENCH_SECONDS", 10, { min: 1 });
+const ROUNDS = benchNumber("BENCH_ROUNDS", 3, { min: 1, integer: true });
+const CLIENTS = benchNumber("BENCH_CLIENTS", 8, { min: 1, integer: true });
 /**
  * Unmeasured calls of each workload before its first round. The server's JIT goes on compiling a
  * workload's path for some 20 s of calls (docs/benchmarks.md, "the server's warm-up"); each
  * round's own 2 s warm-up (bench-clients.ts) covers its fresh client process, not that.
  */
-const SERVER_WARMUP_SECONDS = Number(process.env.BENCH_SERVER_WARMUP_SECONDS ?? 20);
-if (!(SERVER_WARMUP_SECONDS >= 0)) {
-  throw new Error("BENCH_SERVER_WARMUP_SECONDS must be a number of seconds (0 for none)");
-}
+const SERVER_WARMUP_SECONDS = benchNumber("BENCH_SERVER_WARMUP_SECONDS", 20, { min: 0 });
 const AUDIT_KEY = randomBytes(32).toString("hex");
 
 interface Figures {

@@ -69,6 +69,18 @@ describe("entry points that run an embedded PostgreSQL", () => {
     expect(result.code).not.toBe(0);
   }, 90_000);
 
+  it("the bench refuses a numeric setting that is not a number, naming it, before it starts", async () => {
+    for (const [name, value] of [
+      ["BENCH_ROUNDS", "three"] as const,
+      ["BENCH_CLIENTS", "2.5"] as const,
+      ["BENCH_SERVER_WARMUP_SECONDS", "-1"] as const,
+    ]) {
+      const result = await run("bun", ["scripts/bench.ts"], { [name]: value });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(`${name} must be`);
+    }
+  }, 90_000);
+
   it("the migrate and provision scripts are doors into the CLI: its refusals, its exit codes", async () => {
     const dead = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
     for (const script of ["scripts/migrate.ts", "scripts/provision-roles.ts"]) {
