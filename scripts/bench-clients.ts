@@ -88,7 +88,7 @@ const attackQuery = (n: number) =>
     .replace(/ o?r?$/, "");
 
 /** The scale workload's query: a common, a middling and a unique word in turn (bench-scale.ts). */
-const SCALE_SIZE = Number(process.env.BENCH_SCALE_SIZE ?? 1);
+const SCALE_SIZE = benchNumber("BENCH_SCALE_SIZE", 1, { min: 1, integer: true });
 const scaleQuery = (index: number, n: number) => {
   const x = index * 7919 + n * 104729;
   const kind = (index + n) % 3;

@@ -12,6 +12,7 @@ import {
   type DatabaseHandle,
   hashToken,
 } from "@north/db";
+import { benchNumber } from "./bench-settings.ts";
 
 /** The denial-of-service scenario's attackers (docs/benchmarks.md). */
 export const ATTACKERS = 12;
@@ -62,7 +63,7 @@ export async function seedBench(owner: DatabaseHandle, clients: number) {
     );
   }
   // 100,000 memories in the organization, each naming two of fifty terms.
-  const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 100_000);
+  const MEMORIES = benchNumber("BENCH_MEMORIES", 100_000, { min: 1, integer: true });
   await owner.client`
     insert into memories (organization_id, author_id, kind, origin, body, run_id, expires_at)
     select ${org.id}, ${cohorts.recall[0]?.userId ?? ""}, 'fact', 'stated',

@@ -21,9 +21,10 @@ import {
 import { unitVector } from "@north/mcp-server";
 import postgres from "postgres";
 import { createBenchDatabase } from "./bench-database.ts";
+import { benchNumber } from "./bench-settings.ts";
 
-const SIZE = Number(process.env.BENCH_VECTOR_SIZE ?? 100_000);
-const DIMENSIONS = Number(process.env.BENCH_VECTOR_DIMENSIONS ?? 384);
+const SIZE = benchNumber("BENCH_VECTOR_SIZE", 100_000, { min: 1, integer: true });
+const DIMENSIONS = benchNumber("BENCH_VECTOR_DIMENSIONS", 384, { min: 1, integer: true });
 const QUERIES = 200;
 const TOPICS = 1000;
 const MODEL = `bench@${DIMENSIONS}`;

@@ -41,7 +41,7 @@ import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
 import { benchRecallScale } from "./bench-scale.ts";
-import { benchNumber } from "./bench-settings.ts";
+import { benchNumber, benchNumbers } from "./bench-settings.ts";
 
 const SECONDS = benchNumber("BENCH_SECONDS", 10, { min: 1 });
 const ROUNDS = benchNumber("BENCH_ROUNDS", 3, { min: 1, integer: true });
@@ -399,7 +399,10 @@ COMMIT;
   }
 
   if (only?.includes("scale") || !only) {
-    const sizes = (process.env.BENCH_SCALE_SIZES ?? "10000,100000,1000000").split(",").map(Number);
+    const sizes = benchNumbers("BENCH_SCALE_SIZES", [10_000, 100_000, 1_000_000], {
+      min: 1,
+      integer: true,
+    });
     const scaled = await benchRecallScale({
       owner: owner.client,
       db: app.db,
