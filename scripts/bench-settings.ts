@@ -9,41 +9,39 @@ interface Range {
   integer?: boolean;
 }
 
-/** `text` as a number in `range`, or undefined. */
-function numberIn(text: string, range: Range): number | undefined {
+/** `text` as a number in `range`; anything else refuses the setting `name`. */
+function numberIn(name: string, text: string, range: Range): number {
   const value = Number(text);
   const fits =
     text.trim() !== "" &&
     Number.isFinite(value) &&
     value >= range.min &&
     (!range.integer || Number.isInteger(value));
-  return fits ? value : undefined;
-}
-
-/** The setting `name`, or `fallback` when it is unset or empty. */
-export function benchNumber(name: string, fallback: number, range: Range): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = numberIn(raw, range);
-  if (value === undefined) {
+  if (!fits) {
+    const kind = range.integer ? "a whole number" : "a number";
     throw new Error(
-      `${name} must be ${range.integer ? "a whole number" : "a number"} of at least ${range.min}`,
+      `${name} must be ${kind} of at least ${range.min}, not ${JSON.stringify(text)}`,
     );
   }
   return value;
 }
 
+/** The setting `name`'s text, or undefined when it is unset or empty. */
+function settingText(name: string): string | undefined {
+  const raw = process.env[name];
+  return raw === undefined || raw.trim() === "" ? undefined : raw;
+}
+
+/** The setting `name`, or `fallback` when it is unset or empty. */
+export function benchNumber(name: string, fallback: number, range: Range): number {
+  const raw = settingText(name);
+  return raw === undefined ? fallback : numberIn(name, raw, range);
+}
+
 /** A comma-separated list of such numbers (`BENCH_SCALE_SIZES`), each refused as above. */
 export function benchNumbers(name: string, fallback: readonly number[], range: Range): number[] {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === "") return [...fallback];
-  return raw.split(",").map((item) => {
-    const value = numberIn(item, range);
-    if (value === undefined) {
-      throw new Error(
-        `${name} must be comma-separated ${range.integer ? "whole numbers" : "numbers"} of at least ${range.min}`,
-      );
-    }
-    return value;
-  });
+  const raw = settingText(name);
+  return raw === undefined
+    ? [...fallback]
+    : raw.split(",").map((item) => numberIn(name, item, range));
 }

@@ -192,10 +192,13 @@ try {
     const bySlot = JSON.parse(await readFile(file, "utf8")) as number[][];
     return { errors: r.errors, elapsed: r.elapsed, bySlot } satisfies ReadResult;
   };
-  const figures = (out: string): Figures & { errors: number } => {
-    const r = summaryOf(out);
-    return { callsPerSecond: r.calls / r.elapsed, p50: r.p50, p99: r.p99, errors: r.errors };
-  };
+  const figuresOf = (r: ClientSummary): Figures & { errors: number } => ({
+    callsPerSecond: r.calls / r.elapsed,
+    p50: r.p50,
+    p99: r.p99,
+    errors: r.errors,
+  });
+  const figures = (out: string) => figuresOf(summaryOf(out));
   const sdk = async (workload: Workload): Promise<Figures & { cpu: CallCpu }> => {
     const cpuBefore = process.cpuUsage();
     const round = measureRound(pgCpu);
@@ -205,9 +208,7 @@ try {
     const cpu = process.cpuUsage(cpuBefore);
     const calls = r.calls + r.warmupCalls;
     return {
-      callsPerSecond: r.calls / r.elapsed,
-      p50: r.p50,
-      p99: r.p99,
+      ...figuresOf(r),
       cpu: {
         server: (cpu.user + cpu.system) / 1e3 / calls,
         clients: (r.cpuSeconds * 1e3) / calls,
@@ -416,11 +417,10 @@ COMMIT;
         const out = await clientsAt(url, workload, tokens, SECONDS, env);
         const cpu = process.cpuUsage(cpuBefore);
         const r = succeeded(out, workload);
-        const f = figures(out);
         console.error(
           `${workload}: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
         );
-        return f;
+        return figuresOf(r);
       },
       pgbench: pgbenchScript,
       tenantPrelude: `BEGIN;
