@@ -98,8 +98,7 @@ async function signedInPage(width: number, height: number): Promise<Page> {
   const page = await context.newPage();
   await page.goto(`${server.base}/admin/login`);
   await page.fill('form[action="/admin/login"] input[name="token"]', managerToken);
-  await page.click('form[action="/admin/login"] button[type="submit"]');
-  await page.waitForLoadState("load");
+  await loaded(page, page.click('form[action="/admin/login"] button[type="submit"]'));
   return page;
 }
 
@@ -115,6 +114,11 @@ const pages = () => [
   "/admin/audit",
   "/admin/no-such-page",
 ];
+
+/** A click that leads to a new page, awaited until that page (its stylesheet too) has loaded. */
+async function loaded(page: Page, click: Promise<void>) {
+  await Promise.all([page.waitForEvent("load"), click]);
+}
 
 async function check(page: Page, label: string, width: number) {
   const scrollWidth = Number(await page.evaluate("document.documentElement.scrollWidth"));
@@ -146,13 +150,14 @@ describe.each(VIEWPORTS)("the console at $width × $height ($name)", ({ name, wi
       await page.goto(`${server.base}/admin/members`);
       const link = page.locator("main table a").nth(i);
       const email = (await link.textContent()) ?? "";
-      await link.click();
-      await page.waitForLoadState("load");
+      await loaded(page, link.click());
       await check(page, `${email}'s page (followed from the list)`, width);
     }
     await page.goto(`${server.base}/admin/memories`);
-    await page.click('main form[action="/admin/memories"] button[aria-label^="Review"]');
-    await page.waitForLoadState("load");
+    await loaded(
+      page,
+      page.click('main form[action="/admin/memories"] button[aria-label^="Review"]'),
+    );
     await check(page, "a subject's review", width);
     await page.goto(`${server.base}/admin/audit?outcome=read`);
     await check(page, "a filtered audit page", width);
@@ -182,24 +187,26 @@ describe.each(VIEWPORTS)("the console at $width × $height ($name)", ({ name, wi
     await page.goto(`${server.base}/admin/memories`);
     // A whole subject on the laptop, one memory on the phone (each viewport has its own).
     const subject = name === "laptop" ? "client" : "person";
-    await page.click(`main form[action="/admin/memories"] button[aria-label^="Review ${subject}"]`);
-    await page.waitForLoadState("load");
-    if (name === "laptop") await page.click("button[data-erase-all]");
-    else await page.click('table[data-memories] button[aria-label^="Erase the"]');
-    await page.waitForLoadState("load");
+    await loaded(
+      page,
+      page.click(`main form[action="/admin/memories"] button[aria-label^="Review ${subject}"]`),
+    );
+    const erase =
+      name === "laptop"
+        ? "button[data-erase-all]"
+        : 'table[data-memories] button[aria-label^="Erase the"]';
+    await loaded(page, page.click(erase));
     const confirmation = (await page.textContent("main")) ?? "";
     expect(confirmation).toMatch(name === "laptop" ? /2 memories held about client/ : /Erase/);
     await check(page, "the erasure confirmation", width);
-    await page.click('button:has-text("Yes, erase")');
-    await page.waitForLoadState("load");
+    await loaded(page, page.click('button:has-text("Yes, erase")'));
     expect(new URL(page.url()).search).toBe(name === "laptop" ? "?erased=2" : "?erased=1");
     expect(await page.textContent('[role="status"]')).toMatch(/erased/i);
     await check(page, "after erasing", width);
     // The subject holds no live memory any more, so it left the list: search for it (other
     // case and accents), as a manager answering an access request would.
     await page.fill('input[name="subject_id"]', name === "laptop" ? "acme sas" : "helene dubois");
-    await page.click('main form[action="/admin/memories"] button:has-text("Search")');
-    await page.waitForLoadState("load");
+    await loaded(page, page.click('main form[action="/admin/memories"] button:has-text("Search")'));
     expect(await page.locator('tr[data-state="forgotten"]').count()).toBe(
       name === "laptop" ? 2 : 1,
     );
