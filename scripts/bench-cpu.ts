@@ -1,7 +1,8 @@
 /**
  * Where a benchmark round's CPU went, read from Linux's /proc: PostgreSQL's (the postmaster and
- * every process it started, exited ones included), the bench's own children (pgbench), and the
- * machine's idle time. The ratio of a round says how fast North is against its SQL; these say
+ * every process it started, exited ones included), the bench's own children (pgbench), the
+ * machine's idle time and the time its hypervisor gave to other machines (steal); and what
+ * PostgreSQL did in the background meanwhile (checkpoints, autovacuum), from its statistics. The ratio of a round says how fast North is against its SQL; these say
  * why: whether the machine was saturated, and which process spent what per call.
  *
  * Only for a PostgreSQL on this machine (embedded, or a local DATABASE_URL): elsewhere, or off
@@ -78,15 +79,58 @@ export function childrenCpu(): number | undefined {
   return fields ? times(fields).children : undefined;
 }
 
-/** Seconds of idle CPU (idle and iowait, all cores) since boot, and the number of cores. */
-export function machineIdle(): { seconds: number; cores: number } | undefined {
+/**
+ * Seconds of idle CPU (idle and iowait, all cores) and of stolen CPU (time the hypervisor ran
+ * something else while this machine's cores wanted to run) since boot, and the number of cores.
+ */
+export function machineTimes(): { idle: number; steal: number; cores: number } | undefined {
   try {
     const [cpu] = readFileSync("/proc/stat", "utf8").split("\n");
     const ticks = (cpu ?? "").split(/\s+/).slice(1).map(Number);
-    return { seconds: ((ticks[3] ?? 0) + (ticks[4] ?? 0)) / TICKS, cores: cpus().length };
+    return {
+      idle: ((ticks[3] ?? 0) + (ticks[4] ?? 0)) / TICKS,
+      steal: (ticks[7] ?? 0) / TICKS,
+      cores: cpus().length,
+    };
   } catch {
     return undefined;
   }
+}
+
+/** PostgreSQL's background work so far: checkpoints, and autovacuum and autoanalyze runs. */
+interface Background {
+  checkpoints: number;
+  autovacuums: number;
+}
+
+/**
+ * Reads PostgreSQL's counters of background work (`undefined` if they cannot be read): the
+ * run-to-run swing of the ratio could come from a checkpoint or an autovacuum (after the save
+ * rounds' inserts) landing in one side's rounds, whose PostgreSQL CPU it would be counted in.
+ * Checkpoints are in `pg_stat_checkpointer` from PostgreSQL 17, in `pg_stat_bgwriter` before.
+ */
+export function postgresBackground(client: postgres.Sql): () => Promise<Background | undefined> {
+  const read = async (): Promise<Background | undefined> => {
+    const [version] = await client<
+      { v: number }[]
+    >`select current_setting('server_version_num')::int as v`;
+    const checkpoints =
+      (version?.v ?? 0) >= 170000
+        ? client<
+            { n: number }[]
+          >`select (num_timed + num_requested)::int as n from pg_stat_checkpointer`
+        : client<
+            { n: number }[]
+          >`select (checkpoints_timed + checkpoints_req)::int as n from pg_stat_bgwriter`;
+    const [[c], [a]] = await Promise.all([
+      checkpoints,
+      client<
+        { n: number }[]
+      >`select coalesce(sum(autovacuum_count + autoanalyze_count), 0)::int as n from pg_stat_all_tables`,
+    ]);
+    return c && a ? { checkpoints: c.n, autovacuums: a.n } : undefined;
+  };
+  return () => read().catch(() => undefined);
 }
 
 /** What one round spent: PostgreSQL's CPU, pgbench's, and the machine's idle share. */
@@ -97,27 +141,44 @@ export interface RoundCpu {
   pgbench?: number;
   /** Share of the machine's cores idle over the round, 0–1. */
   idle?: number;
+  /** Share of the machine's cores' time the hypervisor gave to others over the round, 0–1. */
+  steal?: number;
+  /** Checkpoints PostgreSQL began or finished during the round. */
+  checkpoints?: number;
+  /** Autovacuum and autoanalyze runs PostgreSQL finished during the round. */
+  autovacuums?: number;
 }
 
 /** Starts measuring a round; the returned function ends it. */
-export function measureRound(pg: (() => number | undefined) | undefined) {
+export async function measureRound(
+  pg: (() => number | undefined) | undefined,
+  background?: () => Promise<Background | undefined>,
+): Promise<() => Promise<RoundCpu>> {
+  const background0 = await background?.();
   const startedAt = performance.now();
   const pg0 = pg?.();
   const children0 = childrenCpu();
-  const idle0 = machineIdle();
-  return (): RoundCpu => {
+  const machine0 = machineTimes();
+  return async (): Promise<RoundCpu> => {
     const seconds = (performance.now() - startedAt) / 1000;
     const pg1 = pg?.();
     const children1 = childrenCpu();
-    const idle1 = machineIdle();
+    const machine1 = machineTimes();
+    const background1 = await background?.();
+    const share = (of: "idle" | "steal") =>
+      machine0 && machine1 && seconds > 0
+        ? (machine1[of] - machine0[of]) / (seconds * machine1.cores)
+        : undefined;
     return {
       postgres: pg0 !== undefined && pg1 !== undefined ? pg1 - pg0 : undefined,
       pgbench:
         children0 !== undefined && children1 !== undefined ? children1 - children0 : undefined,
-      idle:
-        idle0 && idle1 && seconds > 0
-          ? (idle1.seconds - idle0.seconds) / (seconds * idle1.cores)
-          : undefined,
+      idle: share("idle"),
+      steal: share("steal"),
+      checkpoints:
+        background0 && background1 ? background1.checkpoints - background0.checkpoints : undefined,
+      autovacuums:
+        background0 && background1 ? background1.autovacuums - background0.autovacuums : undefined,
     };
   };
 }

@@ -36,7 +36,7 @@ import {
   createRateLimiter,
   startHttpServer,
 } from "@north/mcp-server";
-import { measureRound, postgresCpu } from "./bench-cpu.ts";
+import { measureRound, postgresBackground, postgresCpu, type RoundCpu } from "./bench-cpu.ts";
 import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
@@ -60,12 +60,14 @@ interface Figures {
   p99: number;
 }
 
-/** A round's CPU per call (ms) by process, and the machine's idle share (bench-cpu.ts). */
-interface CallCpu {
+/**
+ * A round's CPU per call (ms) by process, the machine's idle and stolen shares, and PostgreSQL's
+ * background work during it (bench-cpu.ts).
+ */
+interface CallCpu extends Pick<RoundCpu, "idle" | "steal" | "checkpoints" | "autovacuums"> {
   server?: number;
   clients?: number;
   postgres?: number;
-  idle?: number;
 }
 
 function run(command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
@@ -89,6 +91,14 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
 const perCall = (seconds: number | undefined, count: number) =>
   seconds === undefined || !(count > 0) ? undefined : (seconds * 1e3) / count;
 
+/** What of a round was not any one process's: the machine's shares and PostgreSQL's background. */
+const aroundTheRound = ({ idle, steal, checkpoints, autovacuums }: RoundCpu) => ({
+  idle,
+  steal,
+  checkpoints,
+  autovacuums,
+});
+
 /** A round's CPU per call for the log: what was measured, in ms, and the idle share. */
 function describeCpu(cpu: CallCpu): string {
   const parts = [
@@ -96,6 +106,9 @@ function describeCpu(cpu: CallCpu): string {
     cpu.clients === undefined ? undefined : `client ${cpu.clients.toFixed(2)} ms`,
     cpu.postgres === undefined ? undefined : `PostgreSQL ${cpu.postgres.toFixed(2)} ms`,
     cpu.idle === undefined ? undefined : `machine ${(cpu.idle * 100).toFixed(0)}% idle`,
+    cpu.steal === undefined ? undefined : `${(cpu.steal * 100).toFixed(0)}% stolen`,
+    cpu.checkpoints ? `${cpu.checkpoints} checkpoint(s)` : undefined,
+    cpu.autovacuums ? `${cpu.autovacuums} autovacuum/analyze run(s)` : undefined,
   ];
   return parts.filter(Boolean).join(", ");
 }
@@ -116,6 +129,7 @@ try {
   // The same pool settings as `north serve`: ten connections, a 5 s statement timeout.
   // PostgreSQL's own CPU, when it runs on this machine (bench-cpu.ts).
   const pgCpu = await postgresCpu(owner.client);
+  const pgBackground = postgresBackground(owner.client);
   const app = connectDatabase(appUrl, {
     max: 10,
     applicationName: "north-bench",
@@ -201,9 +215,9 @@ try {
   const figures = (out: string) => figuresOf(summaryOf(out));
   const sdk = async (workload: Workload): Promise<Figures & { cpu: CallCpu }> => {
     const cpuBefore = process.cpuUsage();
-    const round = measureRound(pgCpu);
+    const round = await measureRound(pgCpu, pgBackground);
     const out = await clients(workload, cohorts[workload]);
-    const spent = round();
+    const spent = await round();
     const r = succeeded(out, workload);
     const cpu = process.cpuUsage(cpuBefore);
     const calls = r.calls + r.warmupCalls;
@@ -213,7 +227,7 @@ try {
         server: (cpu.user + cpu.system) / 1e3 / calls,
         clients: (r.cpuSeconds * 1e3) / calls,
         postgres: perCall(spent.postgres, calls),
-        idle: spent.idle,
+        ...aroundTheRound(spent),
       },
     };
   };
@@ -277,7 +291,7 @@ COMMIT;
     const logDir = path.join(scratch, `log-${name}-${phase++}`);
     await run("mkdir", ["-p", logDir]);
     await writeFile(script, sql);
-    const round = measureRound(pgCpu);
+    const round = await measureRound(pgCpu, pgBackground);
     const out = await run("pgbench", [
       "-n",
       "-M",
@@ -295,7 +309,7 @@ COMMIT;
       path.join(logDir, "tx"),
       appUrl,
     ]);
-    const spent = round();
+    const spent = await round();
     const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
     const transactions = Number(/actually processed: (\d+)/.exec(out)?.[1]);
     const latencies: number[] = [];
@@ -314,7 +328,7 @@ COMMIT;
       cpu: {
         clients: perCall(spent.pgbench, transactions),
         postgres: perCall(spent.postgres, transactions),
-        idle: spent.idle,
+        ...aroundTheRound(spent),
       },
     };
   }
