@@ -2,11 +2,13 @@
  * Where a benchmark round's CPU went, read from Linux's /proc: PostgreSQL's (the postmaster and
  * every process it started, exited ones included), the bench's own children (pgbench), the
  * machine's idle time and the time its hypervisor gave to other machines (steal); and what
- * PostgreSQL did in the background meanwhile (checkpoints, autovacuum), from its statistics. The ratio of a round says how fast North is against its SQL; these say
- * why: whether the machine was saturated, and which process spent what per call.
+ * PostgreSQL did in the background meanwhile (checkpoints, autovacuum), from its statistics.
+ * The ratio of a round says how fast North is against its SQL; these say why: whether the
+ * machine was saturated, and which process spent what per call.
  *
- * Only for a PostgreSQL on this machine (embedded, or a local DATABASE_URL): elsewhere, or off
- * Linux, every reading is `undefined` and the bench prints none.
+ * The /proc readings are only for a PostgreSQL on this machine (embedded, or a local
+ * DATABASE_URL): elsewhere, or off Linux, they are `undefined` and the bench prints none.
+ * PostgreSQL's background counters are read wherever it runs.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -107,26 +109,25 @@ interface Background {
  * Reads PostgreSQL's counters of background work (`undefined` if they cannot be read): the
  * run-to-run swing of the ratio could come from a checkpoint or an autovacuum (after the save
  * rounds' inserts) landing in one side's rounds, whose PostgreSQL CPU it would be counted in.
- * Checkpoints are in `pg_stat_checkpointer` from PostgreSQL 17, in `pg_stat_bgwriter` before.
+ * Checkpoints performed are `num_done` of `pg_stat_checkpointer` from PostgreSQL 17, and the
+ * timed and requested ones of `pg_stat_bgwriter` before.
  */
 export function postgresBackground(client: postgres.Sql): () => Promise<Background | undefined> {
+  let checkpointer: Promise<boolean> | undefined;
   const read = async (): Promise<Background | undefined> => {
-    const [version] = await client<
-      { v: number }[]
-    >`select current_setting('server_version_num')::int as v`;
-    const checkpoints =
-      (version?.v ?? 0) >= 170000
-        ? client<
-            { n: number }[]
-          >`select (num_timed + num_requested)::int as n from pg_stat_checkpointer`
-        : client<
-            { n: number }[]
-          >`select (checkpoints_timed + checkpoints_req)::int as n from pg_stat_bgwriter`;
+    checkpointer ??= client<{ v: number }[]>`
+      select current_setting('server_version_num')::int as v`.then(
+      ([row]) => (row?.v ?? 0) >= 170000,
+    );
+    const checkpoints = (await checkpointer)
+      ? client<{ n: number }[]>`select num_done::int as n from pg_stat_checkpointer`
+      : client<{ n: number }[]>`
+          select (checkpoints_timed + checkpoints_req)::int as n from pg_stat_bgwriter`;
     const [[c], [a]] = await Promise.all([
       checkpoints,
-      client<
-        { n: number }[]
-      >`select coalesce(sum(autovacuum_count + autoanalyze_count), 0)::int as n from pg_stat_all_tables`,
+      client<{ n: number }[]>`
+        select coalesce(sum(autovacuum_count + autoanalyze_count), 0)::int as n
+        from pg_stat_all_tables`,
     ]);
     return c && a ? { checkpoints: c.n, autovacuums: a.n } : undefined;
   };
@@ -143,7 +144,7 @@ export interface RoundCpu {
   idle?: number;
   /** Share of the machine's cores' time the hypervisor gave to others over the round, 0–1. */
   steal?: number;
-  /** Checkpoints PostgreSQL began or finished during the round. */
+  /** Checkpoints PostgreSQL performed during the round. */
   checkpoints?: number;
   /** Autovacuum and autoanalyze runs PostgreSQL finished during the round. */
   autovacuums?: number;
