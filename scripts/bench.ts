@@ -378,14 +378,29 @@ COMMIT;
     };
   };
   /**
-   * A round's rate per second of the machine's time its hypervisor did not give to others: a
-   * diagnostic beside the method's ratio, never instead of it. These machines lose up to a
-   * quarter of a round to steal, to one side's rounds more than to the other's.
+   * North's rate over pgbench's per second of the machine's time the hypervisor did not give to
+   * others, over `rounds` (undefined without steal readings): a diagnostic beside the method's
+   * ratio, never instead of it. These machines lose up to a third of a round to steal, to one
+   * side's rounds more than to the other's.
    */
-  const unstolen = (r: Figures & { cpu: CallCpu }) => r.callsPerSecond / (1 - (r.cpu.steal ?? 0));
+  type Measured = Figures & { cpu: CallCpu };
+  const perSecondGiven = (rounds: readonly { north: Measured; raw: Measured }[]) => {
+    const mean = (side: "north" | "raw") => {
+      let sum = 0;
+      for (const r of rounds) {
+        const steal = r[side].cpu.steal;
+        if (steal === undefined) return undefined;
+        sum += r[side].callsPerSecond / (1 - steal);
+      }
+      return sum / rounds.length;
+    };
+    const north = mean("north");
+    const raw = mean("raw");
+    return north === undefined || raw === undefined ? undefined : north / raw;
+  };
   for (const workload of ["save", "read", "recall"] as const) {
     if (only && !only.includes(workload)) continue;
-    const rounds: { north: Figures & { cpu: CallCpu }; raw: Figures & { cpu: CallCpu } }[] = [];
+    const rounds: { north: Measured; raw: Measured }[] = [];
     if (SERVER_WARMUP_SECONDS > 0) {
       // The same calls as the rounds', by the same lawyers; nothing of them is measured.
       succeeded(
@@ -396,19 +411,19 @@ COMMIT;
     for (let round = 0; round < ROUNDS; round++) {
       const north = await sdk(workload);
       const raw = await pgbench(workload);
+      const given = perSecondGiven([{ north, raw }]);
       console.error(
-        `${workload} round ${round + 1}: North ${north.callsPerSecond.toFixed(0)}/s, pgbench ${raw.callsPerSecond.toFixed(0)}/s, ${(north.callsPerSecond / raw.callsPerSecond).toFixed(2)}× (${(unstolen(north) / unstolen(raw)).toFixed(2)}× per second given); CPU per call: North ${describeCpu(north.cpu)}; pgbench ${describeCpu(raw.cpu)}`,
+        `${workload} round ${round + 1}: North ${north.callsPerSecond.toFixed(0)}/s, pgbench ${raw.callsPerSecond.toFixed(0)}/s, ${(north.callsPerSecond / raw.callsPerSecond).toFixed(2)}×${given === undefined ? "" : ` (${given.toFixed(2)}× per second given)`}; CPU per call: North ${describeCpu(north.cpu)}; pgbench ${describeCpu(raw.cpu)}`,
       );
       rounds.push({ north, raw });
     }
     const north = across(rounds.map((r) => r.north));
     const raw = across(rounds.map((r) => r.raw));
     const ratio = north.callsPerSecond / raw.callsPerSecond;
-    const given = (side: "north" | "raw") =>
-      rounds.reduce((sum, r) => sum + unstolen(r[side]), 0) / rounds.length;
-    if (rounds.every((r) => r.north.cpu.steal !== undefined && r.raw.cpu.steal !== undefined)) {
+    const given = perSecondGiven(rounds);
+    if (given !== undefined) {
       console.error(
-        `${workload}: ${(given("north") / given("raw")).toFixed(2)}× per second the hypervisor gave (the method's ratio: ${ratio.toFixed(2)}×)`,
+        `${workload}: ${given.toFixed(2)}× per second the hypervisor gave (the method's ratio: ${ratio.toFixed(2)}×)`,
       );
     }
     rows.push(
