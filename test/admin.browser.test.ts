@@ -4,6 +4,7 @@ import { createApiToken, createFingerprinter } from "@north/db";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  follow,
   launchChromium,
   signedIn as signedInWith,
   startTestConsole,
@@ -95,7 +96,7 @@ describe("the admin console", () => {
     const search = async (subjectId: string) => {
       await page.fill('input[name="subject_type"]', SUBJECT.type);
       await page.fill('input[name="subject_id"]', subjectId);
-      await Promise.all([page.waitForLoadState("load"), page.click("form[data-search] button")]);
+      await follow(page, "form[data-search] button");
     };
     await search(SUBJECT.id.toUpperCase());
     expect(await page.textContent("main")).toContain(SECRET);
@@ -103,7 +104,7 @@ describe("the admin console", () => {
 
     // No script dialog: the confirmation is a page that names the subject and the count.
     page.on("dialog", () => expect.fail("erasure must not ask through a script dialog"));
-    await Promise.all([page.waitForEvent("load"), page.click("button[data-erase-all]")]);
+    await follow(page, "button[data-erase-all]");
     expect(await page.textContent("[data-confirm-what]")).toContain(
       `Erase the 1 memory held about client “${SUBJECT.id}”`,
     );

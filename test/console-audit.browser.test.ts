@@ -11,6 +11,7 @@ import {
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  follow,
   launchChromium,
   signedIn as signedInWith,
   startTestConsole,
@@ -162,7 +163,7 @@ describe("the console's audit filters", () => {
     expect(values).not.toContain(other.member.userId);
     expect(values).not.toContain(other.manager.userId);
     await page.selectOption('select[name="member"]', { label: "seeded.associate@audit.example" });
-    await Promise.all([page.waitForLoadState("load"), page.click("form.filters button")]);
+    await follow(page, "form.filters button");
     expect(new URL(page.url()).searchParams.get("member")).toBe(seededMember.userId);
     const expected = newestFirst(
       seeded.filter((r) => inWs(r) && r.actorId === seededMember.userId),
@@ -266,7 +267,7 @@ describe("the console's audit paging", () => {
     expect(await page.locator('a:text-is("Newer")').count()).toBe(0);
     await page.screenshot({ path: "/tmp/north-admin-audit-paged.png", fullPage: false });
     while (await page.locator('a[rel="next"]').count()) {
-      await Promise.all([page.waitForLoadState("load"), page.click('a[rel="next"]')]);
+      await follow(page, 'a[rel="next"]');
       expect(new URL(page.url()).searchParams.get("tool")).toBe(RECALL_TOOL);
       pages.push(await shownIds(page));
     }
@@ -274,7 +275,7 @@ describe("the console's audit paging", () => {
     expect(pages.flat()).toEqual(expected);
 
     for (const previous of [pages[1], pages[0]]) {
-      await Promise.all([page.waitForLoadState("load"), page.click('a[rel="prev"]')]);
+      await follow(page, 'a[rel="prev"]');
       expect(await shownIds(page)).toEqual(previous);
     }
     expect(await page.locator('a[rel="prev"]').count()).toBe(0);

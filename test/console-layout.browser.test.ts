@@ -11,7 +11,7 @@ import {
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedWorkspaceOverMcp } from "../scripts/console-seed.ts";
-import { launchChromium } from "./support/console.ts";
+import { follow, launchChromium, signedIn } from "./support/console.ts";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { type SignInServer, startSignInServer } from "./support/sign-in.ts";
 
@@ -92,15 +92,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function signedInPage(width: number, height: number): Promise<Page> {
-  // CSP stays on for the pages; axe's script is evaluated by Playwright, which CSP does not see.
-  const context = await browser.newContext({ viewport: { width, height } });
-  const page = await context.newPage();
-  await page.goto(`${server.base}/admin/login`);
-  await page.fill('form[action="/admin/login"] input[name="token"]', managerToken);
-  await loaded(page, page.click('form[action="/admin/login"] button[type="submit"]'));
-  return page;
-}
+// CSP stays on for the pages; axe's script is evaluated by Playwright, which CSP does not see.
+const signedInPage = (width: number, height: number): Promise<Page> =>
+  signedIn(browser, server.base, managerToken, { width, height });
 
 /** The pages a manager reaches by following links (POST results are checked in their suites). */
 const pages = () => [
@@ -114,11 +108,6 @@ const pages = () => [
   "/admin/audit",
   "/admin/no-such-page",
 ];
-
-/** A click that leads to a new page, awaited until that page (its stylesheet too) has loaded. */
-async function loaded(page: Page, click: Promise<void>) {
-  await Promise.all([page.waitForEvent("load"), click]);
-}
 
 async function check(page: Page, label: string, width: number) {
   const scrollWidth = Number(await page.evaluate("document.documentElement.scrollWidth"));
@@ -150,14 +139,11 @@ describe.each(VIEWPORTS)("the console at $width × $height ($name)", ({ name, wi
       await page.goto(`${server.base}/admin/members`);
       const link = page.locator("main table a").nth(i);
       const email = (await link.textContent()) ?? "";
-      await loaded(page, link.click());
+      await follow(page, link);
       await check(page, `${email}'s page (followed from the list)`, width);
     }
     await page.goto(`${server.base}/admin/memories`);
-    await loaded(
-      page,
-      page.click('main form[action="/admin/memories"] button[aria-label^="Review"]'),
-    );
+    await follow(page, 'main form[action="/admin/memories"] button[aria-label^="Review"]');
     await check(page, "a subject's review", width);
     await page.goto(`${server.base}/admin/audit?outcome=read`);
     await check(page, "a filtered audit page", width);
@@ -187,26 +173,26 @@ describe.each(VIEWPORTS)("the console at $width × $height ($name)", ({ name, wi
     await page.goto(`${server.base}/admin/memories`);
     // A whole subject on the laptop, one memory on the phone (each viewport has its own).
     const subject = name === "laptop" ? "client" : "person";
-    await loaded(
+    await follow(
       page,
-      page.click(`main form[action="/admin/memories"] button[aria-label^="Review ${subject}"]`),
+      `main form[action="/admin/memories"] button[aria-label^="Review ${subject}"]`,
     );
     const erase =
       name === "laptop"
         ? "button[data-erase-all]"
         : 'table[data-memories] button[aria-label^="Erase the"]';
-    await loaded(page, page.click(erase));
+    await follow(page, erase);
     const confirmation = (await page.textContent("main")) ?? "";
     expect(confirmation).toMatch(name === "laptop" ? /2 memories held about client/ : /Erase/);
     await check(page, "the erasure confirmation", width);
-    await loaded(page, page.click('button:has-text("Yes, erase")'));
+    await follow(page, 'button:has-text("Yes, erase")');
     expect(new URL(page.url()).search).toBe(name === "laptop" ? "?erased=2" : "?erased=1");
     expect(await page.textContent('[role="status"]')).toMatch(/erased/i);
     await check(page, "after erasing", width);
     // The subject holds no live memory any more, so it left the list: search for it (other
     // case and accents), as a manager answering an access request would.
     await page.fill('input[name="subject_id"]', name === "laptop" ? "acme sas" : "helene dubois");
-    await loaded(page, page.click('main form[action="/admin/memories"] button:has-text("Search")'));
+    await follow(page, 'main form[action="/admin/memories"] button:has-text("Search")');
     expect(await page.locator('tr[data-state="forgotten"]').count()).toBe(
       name === "laptop" ? 2 : 1,
     );

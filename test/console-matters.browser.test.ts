@@ -10,7 +10,13 @@ import {
 } from "@north/db";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, signedIn, startTestConsole, type TestConsole } from "./support/console.ts";
+import {
+  follow,
+  launchChromium,
+  signedIn,
+  startTestConsole,
+  type TestConsole,
+} from "./support/console.ts";
 import { createTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createWorkspace, type Workspace } from "./support/fixtures.ts";
 import { createTestApp, type TestApp } from "./support/mcp.ts";
@@ -103,7 +109,7 @@ const mainText = async (page: Page) => (await page.textContent("main")) ?? "";
 async function matterPageAs(token: string): Promise<Page> {
   const page = await signedIn(browser, server.base, token);
   await page.goto(`${server.base}/admin/matters`);
-  await Promise.all([page.waitForEvent("load"), page.click(`main a:has-text("${REF}")`)]);
+  await follow(page, `main a:has-text("${REF}")`);
   return page;
 }
 

@@ -12,6 +12,7 @@ import {
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  follow,
   launchChromium,
   signedIn as signedInWith,
   startTestConsole,
@@ -168,19 +169,14 @@ async function memoriesPage(): Promise<Page> {
   return page;
 }
 
-/** Submits a form by clicking its button, waiting for the next page. */
-async function click(page: Page, selector: string) {
-  await Promise.all([page.waitForEvent("load"), page.click(selector)]);
-}
-
 async function search(page: Page, type: string, id: string) {
   await page.fill('form[data-search] input[name="subject_type"]', type);
   await page.fill('form[data-search] input[name="subject_id"]', id);
-  await click(page, "form[data-search] button");
+  await follow(page, "form[data-search] button");
 }
 
 const review = (page: Page, subject: { type: string; id: string }) =>
-  click(page, `button[aria-label="Review ${subject.type} ${subject.id}"]`);
+  follow(page, `button[aria-label="Review ${subject.type} ${subject.id}"]`);
 
 const cells = (page: Page, selector: string) =>
   page.locator(selector).evaluateAll((tds) => tds.map((td) => td.textContent?.trim() ?? ""));
@@ -250,12 +246,12 @@ describe("the console's memories", () => {
   it("erases everything about a subject after a confirmation naming it and the count", async () => {
     const page = await memoriesPage();
     await review(page, HELENE);
-    await click(page, "button[data-erase-all]");
+    await follow(page, "button[data-erase-all]");
     expect(page.url()).toBe(`${base}/admin/memories/confirm`);
     const question = (await page.textContent("[data-confirm-what]")) ?? "";
     expect(question).toContain(`Erase all 3 memories held about client “${HELENE.id}”`);
     await page.screenshot({ path: "/tmp/north-admin-memory-confirm.png", fullPage: true });
-    await click(page, 'button:text("Yes, erase 3 memories")');
+    await follow(page, 'button:text("Yes, erase 3 memories")');
     expect(page.url()).toBe(`${base}/admin/memories?erased=3`);
     expect(await page.textContent("p.notice.success")).toContain("3 memories erased");
     expect(await page.locator("table[data-subjects]").textContent()).not.toContain(HELENE.id);
@@ -291,19 +287,19 @@ describe("the console's memories", () => {
     await review(page, ACME);
     expect(await page.locator('tr[data-state="expired"]').count()).toBe(1);
     const live = 'tr[data-state="live"] button:text("Erase…")';
-    await click(page, live);
+    await follow(page, live);
     const question = (await page.textContent("[data-confirm-what]")) ?? "";
     expect(question).toContain(`Erase this observation about counterparty “${ACME.id}”`);
     expect(question).toContain(emails.member);
     expect(question).toMatch(/written \d{1,2} \w{3} \d{4}, \d{2}:\d{2} UTC/);
     expect(await page.textContent("main blockquote")).toContain(BODIES.acmeLive);
 
-    await click(page, 'button:text("Cancel")');
+    await follow(page, 'button:text("Cancel")');
     expect(await page.locator('tr[data-state="live"]').count()).toBe(1);
     expect(await forgetAudits()).toBe(1);
 
-    await click(page, live);
-    await click(page, 'button:text("Yes, erase 1 memory")');
+    await follow(page, live);
+    await follow(page, 'button:text("Yes, erase 1 memory")');
     expect(page.url()).toBe(`${base}/admin/memories?erased=1`);
     expect(await page.textContent("p.notice.success")).toContain("1 memory erased");
     await review(page, ACME);
@@ -316,19 +312,19 @@ describe("the console's memories", () => {
 
   it("reviews and erases the memories without a subject", async () => {
     const page = await memoriesPage();
-    await click(page, 'button:text("Review memories without a subject")');
+    await follow(page, 'button:text("Review memories without a subject")');
     const text = await mainText(page);
     expect(text).toContain(BODIES.factOne);
     expect(text).toContain(BODIES.factTwo);
     expect(text).not.toContain(BODIES.elsewhere);
-    await click(page, "button[data-erase-all]");
+    await follow(page, "button[data-erase-all]");
     expect(await page.textContent("[data-confirm-what]")).toContain(
       "Erase all 2 memories held without a subject",
     );
-    await click(page, 'button:text("Yes, erase 2 memories")');
+    await follow(page, 'button:text("Yes, erase 2 memories")');
     expect(page.url()).toBe(`${base}/admin/memories?erased=2`);
     expect(await page.textContent("[data-unsubjected]")).toContain("0 live memories, 2 tombstones");
-    await click(page, 'button:text("Review memories without a subject")');
+    await follow(page, 'button:text("Review memories without a subject")');
     expect(await page.locator('tr[data-state="forgotten"]').count()).toBe(2);
     expect(await mainText(page)).not.toContain(BODIES.factOne);
     const [kept] = await db.owner.client`select count(*)::int as n from memories

@@ -7,6 +7,7 @@ import { buildAdminApp } from "@north/web";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  follow,
   launchChromium,
   signedIn,
   startTestConsole,
@@ -435,7 +436,7 @@ describe("F10: personal data stays out of URLs", () => {
     await page.goto(`${base}/admin/memories`);
     await page.fill('input[name="subject_type"]', ERASED.type);
     await page.fill('input[name="subject_id"]', ERASED.id);
-    await Promise.all([page.waitForLoadState("load"), page.click("form[data-search] button")]);
+    await follow(page, "form[data-search] button");
     expect(await page.textContent("main")).toContain(ERASED.body);
     expect(page.url()).toBe(`${base}/admin/memories`);
 

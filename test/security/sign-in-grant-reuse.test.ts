@@ -2,6 +2,7 @@ import { createApiToken, setSsoConnection } from "@north/db";
 import { createSecretBox } from "@north/mcp-server";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
+import { follow } from "../support/console.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import {
   authorizationRequest,
@@ -129,7 +130,6 @@ describe("a remembered consent is reused only by the sign-in that opened its gra
     // … the token is revoked, and the same browser tries to connect another client.
     await db.owner.client`update api_tokens set revoked_at = now() where id = ${leaked.id}`;
     await page.goto(authorizationRequest(server.base, client, null).url.toString());
-    await page.waitForLoadState("load");
     expect(await page.locator('input[name="token"]').count()).toBe(1);
     expect(await page.locator('button[name="decision"]').count()).toBe(0);
   });
@@ -251,8 +251,7 @@ describe("an organisation that moves to an IdP", () => {
       domains: [`moving-${ws.organizationId.slice(0, 8)}.example`],
     });
     expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
-    await page.click('button[name="decision"][value="allow"]');
-    await page.waitForLoadState("load");
+    await follow(page, 'button[name="decision"][value="allow"]');
     expect(await page.textContent("main")).toContain("no longer valid");
   });
 });

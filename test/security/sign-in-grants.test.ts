@@ -11,6 +11,7 @@ import { eq, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { follow } from "../support/console.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import {
   connect,
@@ -111,8 +112,7 @@ describe("the scope cap of a token sign-in lives on the server", () => {
     // The record of how this session signed in is gone (as if it had never been written).
     await db.owner
       .client`delete from north_auth.sign_in_session where user_id = ${ws.member.userId}`;
-    await page.click('button[name="decision"][value="allow"]');
-    await page.waitForLoadState("load");
+    await follow(page, 'button[name="decision"][value="allow"]');
     expect(await page.textContent("main")).toContain("no longer valid");
     const consents = await db.owner.db
       .select({ id: ast.oauthConsent.id })
@@ -192,7 +192,7 @@ describe("a grant ends when what opened it ends", () => {
     const { token } = await tokenFor(ws.member, MEMBER_SCOPES);
     const page = await atSignIn(new TestOAuthClient("http://127.0.0.1:1/callback"));
     await signInWithToken(page, token);
-    await page.waitForLoadState("load");
+    await page.waitForURL((url) => url.pathname === "/sign-in/token");
     expect(await page.locator('button[name="decision"]').count()).toBe(0);
     expect(await page.textContent("main")).toContain("identity provider");
     const [audit] = await db.owner.client`
@@ -262,12 +262,10 @@ describe("the authorization server's browser session", () => {
     const page = await atSignIn(new TestOAuthClient("http://127.0.0.1:1/callback"));
     await signInWithToken(page, token);
     await page.waitForSelector('button[name="decision"][value="allow"]');
-    await page.click('form[action="/sign-in/sign-out"] button');
-    await page.waitForLoadState("load");
+    await follow(page, 'form[action="/sign-in/sign-out"] button');
     expect(await page.textContent("main")).toContain("signed out");
     // Another client's authorization in the same browser asks who you are again.
     await atSignIn(new TestOAuthClient("http://127.0.0.1:2/callback"), page);
-    await page.waitForLoadState("load");
     expect(await page.locator('input[name="token"]').count()).toBe(1);
     expect(await page.locator('button[name="decision"]').count()).toBe(0);
     const sessions = await db.owner.db

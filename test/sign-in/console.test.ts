@@ -2,7 +2,7 @@ import { addMember, createOrganization, setMemberRole, setSsoConnection } from "
 import { createSecretBox } from "@north/mcp-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../support/console.ts";
+import { follow, launchChromium } from "../support/console.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { signInAtTestIdp, startTestIdp, type TestIdp } from "../support/oidc-idp.ts";
 import {
@@ -134,8 +134,7 @@ describe("the console signs managers in through the organisation's IdP", () => {
     await page.goto(`${server.base}/admin/connections`);
     const row = page.locator("tr", { hasText: "Cowork test" });
     expect(await row.textContent()).toContain("stagiaire@etude.example");
-    await row.locator('button[type="submit"]').click();
-    await page.waitForLoadState("load");
+    await follow(page, row.locator('button[type="submit"]'));
     expect(new URL(page.url()).search).toBe("?revoked=1");
     expect(await page.locator("tr", { hasText: "Cowork test" }).count()).toBe(0);
     expect(await status()).toBe(401);

@@ -6,7 +6,7 @@ import {
   startHttpServer,
 } from "@north/mcp-server";
 import { type AdminAppDeps, buildAdminApp } from "@north/web";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import { expect } from "vitest";
 import type { TestDatabase } from "./database.ts";
 import { capturingLogger } from "./logs.ts";
@@ -66,15 +66,31 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A fresh browser context signed in to the console with `token`, on the page sign-in lands on. */
-export async function signedIn(browser: Browser, base: string, token: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
+/**
+ * Clicks `target` and waits until the page it opens has loaded, its stylesheet too. The wait is
+ * for the next `load` event, registered before the click: waiting for the load *state* instead
+ * returns at once, on the page still shown, and a check made then measures the old page or the
+ * new one unstyled.
+ */
+export async function follow(page: Page, target: string | Locator): Promise<void> {
+  const loaded = page.waitForEvent("load");
+  await Promise.all([loaded, typeof target === "string" ? page.click(target) : target.click()]);
+}
+
+/**
+ * A fresh browser context (at `viewport`, or Playwright's default) signed in to the console with
+ * `token`, on the page sign-in lands on.
+ */
+export async function signedIn(
+  browser: Browser,
+  base: string,
+  token: string,
+  viewport?: { width: number; height: number },
+): Promise<Page> {
+  const page = await (await browser.newContext(viewport ? { viewport } : {})).newPage();
   await page.goto(`${base}/admin/profiles`);
   expect(page.url()).toBe(`${base}/admin/login`);
   await page.fill('input[name="token"]', token);
-  await Promise.all([
-    page.waitForLoadState("load"),
-    page.click('form[action="/admin/login"] button[type="submit"]'),
-  ]);
+  await follow(page, 'form[action="/admin/login"] button[type="submit"]');
   return page;
 }
