@@ -134,12 +134,8 @@ export function postgresBackground(client: postgres.Sql): () => Promise<Backgrou
   return () => read().catch(() => undefined);
 }
 
-/** What one round spent: PostgreSQL's CPU, pgbench's, and the machine's idle share. */
-export interface RoundCpu {
-  /** PostgreSQL's CPU seconds over the round. */
-  postgres?: number;
-  /** pgbench's CPU seconds (its process, once it exited). */
-  pgbench?: number;
+/** What of a round was not any one process's: the machine's shares and PostgreSQL's background. */
+export interface AroundTheRound {
   /** Share of the machine's cores idle over the round, 0–1. */
   idle?: number;
   /** Share of the machine's cores' time the hypervisor gave to others over the round, 0–1. */
@@ -148,6 +144,15 @@ export interface RoundCpu {
   checkpoints?: number;
   /** Autovacuum and autoanalyze runs PostgreSQL finished during the round. */
   autovacuums?: number;
+}
+
+/** What one round spent: PostgreSQL's CPU, pgbench's, and what was around them. */
+export interface RoundCpu {
+  /** PostgreSQL's CPU seconds over the round. */
+  postgres?: number;
+  /** pgbench's CPU seconds (its process, once it exited). */
+  pgbench?: number;
+  around: AroundTheRound;
 }
 
 /** Starts measuring a round; the returned function ends it. */
@@ -174,12 +179,18 @@ export async function measureRound(
       postgres: pg0 !== undefined && pg1 !== undefined ? pg1 - pg0 : undefined,
       pgbench:
         children0 !== undefined && children1 !== undefined ? children1 - children0 : undefined,
-      idle: share("idle"),
-      steal: share("steal"),
-      checkpoints:
-        background0 && background1 ? background1.checkpoints - background0.checkpoints : undefined,
-      autovacuums:
-        background0 && background1 ? background1.autovacuums - background0.autovacuums : undefined,
+      around: {
+        idle: share("idle"),
+        steal: share("steal"),
+        checkpoints:
+          background0 && background1
+            ? background1.checkpoints - background0.checkpoints
+            : undefined,
+        autovacuums:
+          background0 && background1
+            ? background1.autovacuums - background0.autovacuums
+            : undefined,
+      },
     };
   };
 }

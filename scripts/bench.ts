@@ -36,7 +36,7 @@ import {
   createRateLimiter,
   startHttpServer,
 } from "@north/mcp-server";
-import { measureRound, postgresBackground, postgresCpu, type RoundCpu } from "./bench-cpu.ts";
+import { type AroundTheRound, measureRound, postgresBackground, postgresCpu } from "./bench-cpu.ts";
 import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
@@ -64,10 +64,11 @@ interface Figures {
  * A round's CPU per call (ms) by process, the machine's idle and stolen shares, and PostgreSQL's
  * background work during it (bench-cpu.ts).
  */
-interface CallCpu extends Pick<RoundCpu, "idle" | "steal" | "checkpoints" | "autovacuums"> {
+interface CallCpu {
   server?: number;
   clients?: number;
   postgres?: number;
+  around: AroundTheRound;
 }
 
 function run(command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
@@ -91,24 +92,17 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
 const perCall = (seconds: number | undefined, count: number) =>
   seconds === undefined || !(count > 0) ? undefined : (seconds * 1e3) / count;
 
-/** What of a round was not any one process's: the machine's shares and PostgreSQL's background. */
-const aroundTheRound = ({ idle, steal, checkpoints, autovacuums }: RoundCpu) => ({
-  idle,
-  steal,
-  checkpoints,
-  autovacuums,
-});
-
 /** A round's CPU per call for the log: what was measured, in ms, and the idle share. */
 function describeCpu(cpu: CallCpu): string {
+  const { idle, steal, checkpoints, autovacuums } = cpu.around;
   const parts = [
     cpu.server === undefined ? undefined : `server ${cpu.server.toFixed(2)} ms`,
     cpu.clients === undefined ? undefined : `client ${cpu.clients.toFixed(2)} ms`,
     cpu.postgres === undefined ? undefined : `PostgreSQL ${cpu.postgres.toFixed(2)} ms`,
-    cpu.idle === undefined ? undefined : `machine ${(cpu.idle * 100).toFixed(0)}% idle`,
-    cpu.steal === undefined ? undefined : `${(cpu.steal * 100).toFixed(0)}% stolen`,
-    cpu.checkpoints ? `${cpu.checkpoints} checkpoint(s)` : undefined,
-    cpu.autovacuums ? `${cpu.autovacuums} autovacuum/analyze run(s)` : undefined,
+    idle === undefined ? undefined : `machine ${(idle * 100).toFixed(0)}% idle`,
+    steal === undefined ? undefined : `${(steal * 100).toFixed(0)}% stolen`,
+    checkpoints ? `${checkpoints} checkpoint(s)` : undefined,
+    autovacuums ? `${autovacuums} autovacuum/analyze run(s)` : undefined,
   ];
   return parts.filter(Boolean).join(", ");
 }
@@ -227,7 +221,7 @@ try {
         server: (cpu.user + cpu.system) / 1e3 / calls,
         clients: (r.cpuSeconds * 1e3) / calls,
         postgres: perCall(spent.postgres, calls),
-        ...aroundTheRound(spent),
+        around: spent.around,
       },
     };
   };
@@ -328,7 +322,7 @@ COMMIT;
       cpu: {
         clients: perCall(spent.pgbench, transactions),
         postgres: perCall(spent.postgres, transactions),
-        ...aroundTheRound(spent),
+        around: spent.around,
       },
     };
   }
@@ -388,7 +382,7 @@ COMMIT;
     const mean = (side: "north" | "raw") => {
       let sum = 0;
       for (const r of rounds) {
-        const steal = r[side].cpu.steal;
+        const steal = r[side].cpu.around.steal;
         if (steal === undefined) return undefined;
         sum += r[side].callsPerSecond / (1 - steal);
       }
