@@ -4,8 +4,9 @@
  * (`bun --cpu-prof scripts/profile-path.ts read`) without the bench's seeding and clients.
  * Eight concurrent callers (PROFILE_CALLERS), each with a real API token; prints µs of CPU per
  * call. Workloads: ping, read, save, recall (tools/call through `app.fetch`), token (the token
- * check alone), tenant-read (the profile read's tenant transaction alone, through `withTenant`),
- * raw-read (the same statements written straight to postgres.js: the driver's floor).
+ * check alone), tenant-read (the profile read's tenant transaction alone, through `withTenant`
+ * with the token's proof, as a tool call opens it), raw-read (the same statements written
+ * straight to postgres.js: the driver's floor).
  * PROFILE_REVISION=2026-07-28 sends the new revision's envelope.
  *
  * The machine drifts by a third within minutes, so several workloads are measured interleaved:
@@ -21,10 +22,11 @@ import {
   connectDatabase,
   createApiToken,
   createOrganization,
+  hashToken,
   readProfile,
   resolveApiToken,
-  TENANT_ORGANIZATION_SETTING,
-  TENANT_USER_SETTING,
+  type Tenant,
+  type TenantProof,
   withTenant,
 } from "@north/db";
 import {
@@ -66,10 +68,17 @@ try {
     from generate_series(1, 20000) g`;
   await owner.client`analyze memories`;
   const app = connectDatabase(bench.appUrl, { max: 10, statementTimeoutMs: 5_000 });
-  const principals = new Map<string, { organizationId: string; userId: string; tokenId: string }>();
+  /** Each token's principal and the proof a call of the product path sends for it (decision 036). */
+  const principals = new Map<string, { tenant: Tenant; proof: TenantProof }>();
   for (const token of tokens) {
     const r = await resolveApiToken(app.db, token);
-    if (r) principals.set(token, r);
+    if (r) {
+      const { organizationId, userId, tokenId, role } = r;
+      principals.set(token, {
+        tenant: { organizationId, userId },
+        proof: { apiTokenHash: hashToken(token), tokenId, role },
+      });
+    }
   }
   const mcp = buildMcpApp({
     db: app.db,
@@ -125,16 +134,17 @@ try {
       if (!p) throw new Error("no principal");
       await withTenant(
         app.db,
-        p,
-        (tx) => readProfile(tx, { owner: p }),
+        p.tenant,
+        (tx) => readProfile(tx, { owner: p.tenant }),
         () => [
           auditStatement({
             tool: "north__working_profile",
             outcome: "read",
-            tokenId: p.tokenId,
+            tokenId: p.proof.tokenId,
             requestId: crypto.randomUUID(),
           }),
         ],
+        { proof: p.proof },
       );
       return;
     }
@@ -165,16 +175,16 @@ try {
     }
   };
   /**
-   * The profile read's transaction with none of North's own machinery: BEGIN, the tenant (the
-   * text `withTenant` sends), the read (READ_PROFILE's query, spelt here without Drizzle's
-   * quoting), the audit row (`auditStatement`) and COMMIT, written to one reserved connection at
-   * once.
+   * The profile read's transaction with none of North's own machinery: BEGIN, the token's proof
+   * that sets the tenant (the text `withTenant` sends with a proof, as a tool call does), the
+   * read (READ_PROFILE's query, spelt here without Drizzle's quoting), the audit row
+   * (`auditStatement`) and COMMIT, written to one reserved connection at once.
    */
-  const rawRead = async (p: { organizationId: string; userId: string; tokenId: string }) => {
+  const rawRead = async ({ tenant, proof }: { tenant: Tenant; proof: TenantProof }) => {
     const audit = auditStatement({
       tool: "north__working_profile",
       outcome: "read",
-      tokenId: p.tokenId,
+      tokenId: proof.tokenId,
       requestId: crypto.randomUUID(),
     });
     const c = await app.client.reserve();
@@ -183,13 +193,13 @@ try {
       await Promise.all([
         c.unsafe("begin"),
         c.unsafe(
-          "select set_config($1, $2, true), set_config($3, $4, true)",
-          [TENANT_ORGANIZATION_SETTING, p.organizationId, TENANT_USER_SETTING, p.userId],
+          "select public.enter_as_api_token($1, $2, $3, $4, $5)",
+          [proof.apiTokenHash, proof.tokenId, tenant.organizationId, tenant.userId, proof.role],
           prepared,
         ),
         c.unsafe(
           "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = $1 and owner_user_id = $2 order by created_at, question_id",
-          [p.organizationId, p.userId],
+          [tenant.organizationId, tenant.userId],
           prepared,
         ),
         c.unsafe(audit.text, audit.params as never[], prepared),
