@@ -252,6 +252,9 @@ describe("an organisation that moves to an IdP", () => {
     });
     expect(await mcpStatus(server.mcpUrl, tokens.access_token)).toBe(401);
     await follow(page, 'button[name="decision"][value="allow"]');
+    expect(new URL(page.url()).origin, "North's refusal, not the client's callback").toBe(
+      server.base,
+    );
     expect(await page.textContent("main")).toContain("no longer valid");
   });
 });

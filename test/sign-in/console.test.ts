@@ -71,7 +71,6 @@ async function consoleSignIn(email: string): Promise<Page> {
   await page.click('form[action="/sign-in/email"] button[type="submit"]');
   await page.waitForSelector('input[name="login"]');
   await signInAtTestIdp(page, email);
-  await page.waitForLoadState("load");
   return page;
 }
 

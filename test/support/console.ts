@@ -70,9 +70,11 @@ export function launchChromium(): Promise<Browser> {
  * Clicks `target` and waits until the page it opens has loaded, its stylesheet too. The wait is
  * for the next `load` event, registered before the click: waiting for the load *state* instead
  * returns at once, on the page still shown, and a check made then measures the old page or the
- * new one unstyled.
+ * new one unstyled. The page shown must have loaded first (a `waitForSelector` can return before
+ * its stylesheet has), or its own `load` would be taken for the next page's.
  */
 export async function follow(page: Page, target: string | Locator): Promise<void> {
+  await page.waitForLoadState("load");
   const loaded = page.waitForEvent("load");
   await Promise.all([loaded, typeof target === "string" ? page.click(target) : target.click()]);
 }
