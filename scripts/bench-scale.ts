@@ -42,15 +42,21 @@ export interface ScaleBenchOptions {
   /** One API token per client, members of `organizationId`. */
   apiTokens: string[];
   sizes: number[];
-  /** Runs a workload's clients (`recall-scale`, `remember-scale`) against `url` for the bench's duration. */
-  clients(
-    url: string,
-    workload: "recall-scale" | "remember-scale",
-    tokens: string[],
-    env: Record<string, string>,
-  ): Promise<ScaleFigures>;
-  /** Runs a pgbench script with the bench's clients and duration. */
-  pgbench(name: string, script: string): Promise<ScaleFigures>;
+  /**
+   * North's clients of `north.workload` against `north.url` beside pgbench running `raw.script`,
+   * by the bench's method (bench.ts `compare`: the server warmed by unmeasured calls, then
+   * rounds of each side in turn; rates averaged, latencies the rounds' median).
+   */
+  compare(
+    label: string,
+    north: {
+      url: string;
+      workload: "recall-scale" | "remember-scale";
+      tokens: string[];
+      env: Record<string, string>;
+    },
+    raw: { name: string; script: string },
+  ): Promise<{ north: ScaleFigures; pgbench: ScaleFigures }>;
   /** BEGIN and the tenant's `set_config`, as the pgbench scripts open a transaction. */
   tenantPrelude: string;
   /** The audit insert a recall writes, as SQL. */
@@ -121,13 +127,17 @@ export async function benchRecallScale(options: ScaleBenchOptions): Promise<Scal
         `scale: ${size} memories seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`,
       );
       const env = { BENCH_SCALE_SIZE: String(size) };
-      const north = await options.clients(url, "recall-scale", options.apiTokens, env);
-      const raw = await options.pgbench(`scale-${size}`, pgbenchScript(options, size, matters));
-      const remember = {
-        north: await options.clients(url, "remember-scale", options.apiTokens, env),
-        pgbench: await options.pgbench(`remember-${size}`, rememberScript(options, matters)),
-      };
-      results.push({ size, north, pgbench: raw, remember });
+      const recall = await options.compare(
+        `recall at ${size.toLocaleString("en")}`,
+        { url, workload: "recall-scale", tokens: options.apiTokens, env },
+        { name: `scale-${size}`, script: pgbenchScript(options, size, matters) },
+      );
+      const remember = await options.compare(
+        `remember at ${size.toLocaleString("en")}`,
+        { url, workload: "remember-scale", tokens: options.apiTokens, env },
+        { name: `remember-${size}`, script: rememberScript(options, matters) },
+      );
+      results.push({ size, north: recall.north, pgbench: recall.pgbench, remember });
     }
   } finally {
     await server.close();

@@ -13,11 +13,12 @@
  * The `oauth` workload (scripts/bench-oauth.ts) compares the same profile read with an API token
  * and with an OAuth access token, against a server on the product's auth path.
  *
- * Save, read and recall run in BENCH_ROUNDS rounds (default 3), North then pgbench in each, so a
- * change of the shared machine's speed during the run weighs on both sides alike; each figure is
- * the mean of its rounds (rates) or their median (latencies), and the ratio is of the means.
- * Before its first round, each workload runs unmeasured for BENCH_SERVER_WARMUP_SECONDS (default
- * 20), so the rounds measure the server's steady state rather than its JIT compiling the path.
+ * Save, read, recall and, at each of scale's sizes, its recall and remember run in BENCH_ROUNDS
+ * rounds (default 3), North then pgbench in each, so a change of the shared machine's speed
+ * during the run weighs on both sides alike; each figure is the mean of its rounds (rates) or
+ * their median (latencies), and the ratio is of the means (`compare`). Before its first round,
+ * each workload runs unmeasured for BENCH_SERVER_WARMUP_SECONDS (default 20), so the rounds
+ * measure the server's steady state rather than its JIT compiling the path.
  *
  * Env: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 8), BENCH_ROUNDS (default 3),
  * BENCH_SERVER_WARMUP_SECONDS (default 20), DATABASE_URL (else embedded),
@@ -207,12 +208,20 @@ try {
     errors: r.errors,
   });
   const figures = (out: string) => figuresOf(summaryOf(out));
-  const sdk = async (workload: Workload): Promise<Figures & { cpu: CallCpu }> => {
+  type Measured = Figures & { cpu: CallCpu };
+  /**
+   * One round of North's side: the clients `runClients` starts (a separate process), with the
+   * server's CPU (this process), the clients' and PostgreSQL's per call, and the machine around.
+   */
+  const measuredClients = async (
+    what: string,
+    runClients: () => Promise<string>,
+  ): Promise<Measured> => {
     const cpuBefore = process.cpuUsage();
     const round = await measureRound(pgCpu, pgBackground);
-    const out = await clients(workload, cohorts[workload]);
+    const out = await runClients();
     const spent = await round();
-    const r = succeeded(out, workload);
+    const r = succeeded(out, what);
     const cpu = process.cpuUsage(cpuBefore);
     const calls = r.calls + r.warmupCalls;
     return {
@@ -225,6 +234,8 @@ try {
       },
     };
   };
+  const sdk = (workload: Workload) =>
+    measuredClients(workload, () => clients(workload, cohorts[workload]));
 
   /**
    * How North opens a call's transaction for a token it remembers (decision 036): BEGIN, then
@@ -280,7 +291,7 @@ COMMIT;
   };
 
   const pgbench = (workload: Workload) => pgbenchScript(workload, scripts[workload]);
-  async function pgbenchScript(name: string, sql: string): Promise<Figures & { cpu: CallCpu }> {
+  async function pgbenchScript(name: string, sql: string): Promise<Measured> {
     const script = path.join(scratch, `${name}.sql`);
     const logDir = path.join(scratch, `log-${name}-${phase++}`);
     await run("mkdir", ["-p", logDir]);
@@ -327,6 +338,76 @@ COMMIT;
     };
   }
 
+  /** The rounds' mean rate and median latencies. */
+  const across = (rounds: Figures[]): Figures => {
+    const median = (values: number[]) =>
+      [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0;
+    return {
+      callsPerSecond: rounds.reduce((sum, r) => sum + r.callsPerSecond, 0) / rounds.length,
+      p50: median(rounds.map((r) => r.p50)),
+      p99: median(rounds.map((r) => r.p99)),
+    };
+  };
+  /**
+   * North's rate over pgbench's per second of the machine's time the hypervisor did not give to
+   * others, over `rounds` (undefined without steal readings): a diagnostic beside the method's
+   * ratio, never instead of it. These machines lose up to a third of a round to steal, to one
+   * side's rounds more than to the other's.
+   */
+  const perSecondGiven = (rounds: readonly { north: Measured; raw: Measured }[]) => {
+    const mean = (side: "north" | "raw") => {
+      let sum = 0;
+      for (const r of rounds) {
+        const steal = r[side].cpu.around.steal;
+        if (steal === undefined) return undefined;
+        sum += r[side].callsPerSecond / (1 - steal);
+      }
+      return sum / rounds.length;
+    };
+    const north = mean("north");
+    const raw = mean("raw");
+    return north === undefined || raw === undefined ? undefined : north / raw;
+  };
+
+  /**
+   * The bench's method for one workload: the server warmed for SERVER_WARMUP_SECONDS by
+   * `warmUp`'s unmeasured calls, then ROUNDS rounds of North's side and pgbench's in turn, each
+   * round logged with its CPU per call; the rates' mean and the latencies' median over the
+   * rounds, and the ratio of the means.
+   */
+  async function compare(
+    label: string,
+    sides: {
+      warmUp: (seconds: number) => Promise<string>;
+      north: () => Promise<Measured>;
+      raw: () => Promise<Measured>;
+    },
+  ): Promise<{ north: Figures; raw: Figures; ratio: number }> {
+    if (SERVER_WARMUP_SECONDS > 0) {
+      succeeded(await sides.warmUp(SERVER_WARMUP_SECONDS), `${label} warm-up`);
+    }
+    const rounds: { north: Measured; raw: Measured }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const north = await sides.north();
+      const raw = await sides.raw();
+      const given = perSecondGiven([{ north, raw }]);
+      console.error(
+        `${label} round ${round + 1}: North ${north.callsPerSecond.toFixed(0)}/s, pgbench ${raw.callsPerSecond.toFixed(0)}/s, ${(north.callsPerSecond / raw.callsPerSecond).toFixed(2)}×${given === undefined ? "" : ` (${given.toFixed(2)}× per second given)`}; CPU per call: North ${describeCpu(north.cpu)}; pgbench ${describeCpu(raw.cpu)}`,
+      );
+      rounds.push({ north, raw });
+    }
+    const north = across(rounds.map((r) => r.north));
+    const raw = across(rounds.map((r) => r.raw));
+    const ratio = north.callsPerSecond / raw.callsPerSecond;
+    const given = perSecondGiven(rounds);
+    if (given !== undefined) {
+      console.error(
+        `${label}: ${given.toFixed(2)}× per second the hypervisor gave (the method's ratio: ${ratio.toFixed(2)}×)`,
+      );
+    }
+    return { north, raw, ratio };
+  }
+
   /**
    * Another organization's profile reads, alone and then while 12 attackers send the longest
    * recall queries allowed, back to back (bounded by SECONDS). The ratio is under attack / alone.
@@ -361,65 +442,14 @@ COMMIT;
       `\nattackers: ${dos.attackers.callsPerSecond.toFixed(0)} calls/s, p50 ${dos.attackers.p50.toFixed(0)} ms, p99 ${dos.attackers.p99.toFixed(0)} ms, ${dos.attackers.errors} errors; p99 ratio under attack / alone: **${(dos.underAttack.p99 / dos.alone.p99).toFixed(2)}×** (target: p99 under attack < 500 ms)`,
     );
   }
-  /** The rounds' mean rate and median latencies. */
-  const across = (rounds: Figures[]): Figures => {
-    const median = (values: number[]) =>
-      [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0;
-    return {
-      callsPerSecond: rounds.reduce((sum, r) => sum + r.callsPerSecond, 0) / rounds.length,
-      p50: median(rounds.map((r) => r.p50)),
-      p99: median(rounds.map((r) => r.p99)),
-    };
-  };
-  /**
-   * North's rate over pgbench's per second of the machine's time the hypervisor did not give to
-   * others, over `rounds` (undefined without steal readings): a diagnostic beside the method's
-   * ratio, never instead of it. These machines lose up to a third of a round to steal, to one
-   * side's rounds more than to the other's.
-   */
-  type Measured = Figures & { cpu: CallCpu };
-  const perSecondGiven = (rounds: readonly { north: Measured; raw: Measured }[]) => {
-    const mean = (side: "north" | "raw") => {
-      let sum = 0;
-      for (const r of rounds) {
-        const steal = r[side].cpu.around.steal;
-        if (steal === undefined) return undefined;
-        sum += r[side].callsPerSecond / (1 - steal);
-      }
-      return sum / rounds.length;
-    };
-    const north = mean("north");
-    const raw = mean("raw");
-    return north === undefined || raw === undefined ? undefined : north / raw;
-  };
   for (const workload of ["save", "read", "recall"] as const) {
     if (only && !only.includes(workload)) continue;
-    const rounds: { north: Measured; raw: Measured }[] = [];
-    if (SERVER_WARMUP_SECONDS > 0) {
+    const { north, raw, ratio } = await compare(workload, {
       // The same calls as the rounds', by the same lawyers; nothing of them is measured.
-      succeeded(
-        await clients(workload, cohorts[workload], SERVER_WARMUP_SECONDS),
-        `${workload} warm-up`,
-      );
-    }
-    for (let round = 0; round < ROUNDS; round++) {
-      const north = await sdk(workload);
-      const raw = await pgbench(workload);
-      const given = perSecondGiven([{ north, raw }]);
-      console.error(
-        `${workload} round ${round + 1}: North ${north.callsPerSecond.toFixed(0)}/s, pgbench ${raw.callsPerSecond.toFixed(0)}/s, ${(north.callsPerSecond / raw.callsPerSecond).toFixed(2)}×${given === undefined ? "" : ` (${given.toFixed(2)}× per second given)`}; CPU per call: North ${describeCpu(north.cpu)}; pgbench ${describeCpu(raw.cpu)}`,
-      );
-      rounds.push({ north, raw });
-    }
-    const north = across(rounds.map((r) => r.north));
-    const raw = across(rounds.map((r) => r.raw));
-    const ratio = north.callsPerSecond / raw.callsPerSecond;
-    const given = perSecondGiven(rounds);
-    if (given !== undefined) {
-      console.error(
-        `${workload}: ${given.toFixed(2)}× per second the hypervisor gave (the method's ratio: ${ratio.toFixed(2)}×)`,
-      );
-    }
+      warmUp: (seconds) => clients(workload, cohorts[workload], seconds),
+      north: () => sdk(workload),
+      raw: () => pgbench(workload),
+    });
     rows.push(
       `| ${workload} | ${north.callsPerSecond.toFixed(0)} | ${north.p50.toFixed(2)} | ${north.p99.toFixed(2)} | ${raw.callsPerSecond.toFixed(0)} | ${raw.p50.toFixed(2)} | ${raw.p99.toFixed(2)} | **${ratio.toFixed(2)}×** |`,
     );
@@ -448,17 +478,16 @@ COMMIT;
       authorId: scaleLawyers[0]?.userId ?? "",
       apiTokens: scaleTokens,
       sizes,
-      clients: async (url, workload, tokens, env) => {
-        const cpuBefore = process.cpuUsage();
-        const out = await clientsAt(url, workload, tokens, SECONDS, env);
-        const cpu = process.cpuUsage(cpuBefore);
-        const r = succeeded(out, workload);
-        console.error(
-          `${workload}: ${env.BENCH_SCALE_SIZE} memories: CPU per call ${((cpu.user + cpu.system) / 1e3 / (r.calls + r.warmupCalls)).toFixed(2)} ms in the server, ${((r.cpuSeconds * 1e3) / (r.calls + r.warmupCalls)).toFixed(2)} ms in the clients`,
-        );
-        return figuresOf(r);
+      compare: async (label, north, raw) => {
+        const run = (seconds: number) =>
+          clientsAt(north.url, north.workload, north.tokens, seconds, north.env);
+        const compared = await compare(label, {
+          warmUp: run,
+          north: () => measuredClients(label, () => run(SECONDS)),
+          raw: () => pgbenchScript(raw.name, raw.script),
+        });
+        return { north: compared.north, pgbench: compared.raw };
       },
-      pgbench: pgbenchScript,
       tenantPrelude: `BEGIN;
 SELECT public.enter_as_api_token('${hashToken(scaleTokens[0] ?? "")}', '${scaleTokenIds[0]}', '${scaleOrg.id}', '${scaleLawyers[0]?.userId}', 'member');`,
       auditInsert: auditRow(`'${scaleTokenIds[0]}'`, "north__memory_recall", "read", false),
@@ -470,7 +499,7 @@ SELECT public.enter_as_api_token('${hashToken(scaleTokens[0] ?? "")}', '${scaleT
       ),
     });
     console.log(
-      `\nFull-text recall as one organisation grows (common, middling and unique words in turn), ${CLIENTS} clients, ${SECONDS} s each: North with API tokens vs the same SQL through pgbench\n`,
+      `\nFull-text recall as one organisation grows (common, middling and unique words in turn), ${CLIENTS} clients, ${ROUNDS} rounds of ${SECONDS} s each: North with API tokens vs the same SQL through pgbench\n`,
     );
     console.log(
       "| memories | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
@@ -482,7 +511,7 @@ SELECT public.enter_as_api_token('${hashToken(scaleTokens[0] ?? "")}', '${scaleT
       );
     }
     console.log(
-      `\nA firm-wide remember into the same organisation (north__memory_remember, no embedder), ${CLIENTS} clients, ${SECONDS} s each: North vs the same SQL through pgbench\n`,
+      `\nA firm-wide remember into the same organisation (north__memory_remember, no embedder), ${CLIENTS} clients, ${ROUNDS} rounds of ${SECONDS} s each: North vs the same SQL through pgbench\n`,
     );
     console.log(
       "| memories | North calls/s | p50 ms | p99 ms | pgbench tx/s | p50 ms | p99 ms | ratio |",
