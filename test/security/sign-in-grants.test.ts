@@ -200,6 +200,12 @@ describe("a grant ends when what opened it ends", () => {
     await answered;
     expect(await page.locator('button[name="decision"]').count()).toBe(0);
     expect(await page.textContent("main")).toContain("identity provider");
+    // Refused before any session opens: none stored for the member, no session cookie set.
+    const sessions = await db.owner.client`
+      select 1 from north_auth.session where user_id = ${ws.member.userId}`;
+    expect(sessions).toHaveLength(0);
+    const cookies = await page.context().cookies();
+    expect(cookies.filter((cookie) => cookie.name.includes("session_token"))).toEqual([]);
     const [audit] = await db.owner.client`
       select reason from audit_events where organization_id = ${ws.organizationId} and tool = 'sign_in'`;
     expect(audit).toEqual({ reason: "idp_required" });
