@@ -57,7 +57,10 @@ export interface ScaleBenchOptions {
     },
     raw: { name: string; script: string },
   ): Promise<{ north: ScaleFigures; pgbench: ScaleFigures }>;
-  /** BEGIN and the tenant's `set_config`, as the pgbench scripts open a transaction. */
+  /**
+   * BEGIN and the token's proof that sets the tenant, as the pgbench scripts open a transaction:
+   * client `:client_id` for the lawyer whose token North's client of the same index holds.
+   */
   tenantPrelude: string;
   /** The audit insert a recall writes, as SQL. */
   auditInsert: string;

@@ -237,35 +237,52 @@ try {
   const sdk = (workload: Workload) =>
     measuredClients(workload, () => clients(workload, cohorts[workload]));
 
+  /** A lawyer as pgbench signs in for them: the token's hash and id, the tenant. */
+  interface Signer {
+    hash: string;
+    tokenId: string;
+    organizationId: string;
+    userId: string;
+  }
+  const signersOf = (workload: Workload): Signer[] =>
+    cohorts[workload].map((m) => ({
+      hash: credential(m.userId).hash,
+      tokenId: credential(m.userId).id,
+      organizationId: m.organizationId,
+      userId: m.userId,
+    }));
+  const list = (values: string[]) => `array[${values.map((v) => `'${v}'`).join(",")}]`;
+  /** Of `values`, one per signer, the one of this pgbench client's lawyer (`:lawyer`). */
+  const ofLawyer = (values: string[], type: string) => `(${list(values)}::${type}[])[:lawyer]`;
   /**
    * How North opens a call's transaction for a token it remembers (decision 036): BEGIN, then
-   * the token's proof, which sets the tenant. `:m` picks the lawyer.
+   * the token's proof, which sets the tenant. pgbench's client `:client_id` acts for the lawyer
+   * whose token North's client of the same index holds: one lawyer per client on both sides.
    */
-  const list = (values: string[]) => `array[${values.map((v) => `'${v}'`).join(",")}]`;
-  const tenant = (workload: Workload) => {
-    const lawyers = cohorts[workload];
-    const pick = (values: string[], type: string) => `(${list(values)}::${type}[])[:m]`;
-    return `\\set m random(1, ${CLIENTS})
+  const tenantOf = (signers: Signer[]) => `\\set lawyer :client_id + 1
 BEGIN;
-SELECT public.enter_as_api_token(${pick(
-      lawyers.map((m) => credential(m.userId).hash),
-      "text",
-    )}, ${pick(
-      lawyers.map((m) => credential(m.userId).id),
-      "uuid",
-    )}, ${pick(
-      lawyers.map((m) => m.organizationId),
-      "uuid",
-    )}, ${pick(
-      lawyers.map((m) => m.userId),
-      "uuid",
-    )}, 'member');`;
-  };
+SELECT public.enter_as_api_token(${ofLawyer(
+    signers.map((s) => s.hash),
+    "text",
+  )}, ${ofLawyer(
+    signers.map((s) => s.tokenId),
+    "uuid",
+  )}, ${ofLawyer(
+    signers.map((s) => s.organizationId),
+    "uuid",
+  )}, ${ofLawyer(
+    signers.map((s) => s.userId),
+    "uuid",
+  )}, 'member');`;
+  const tenant = (workload: Workload) => tenantOf(signersOf(workload));
   const auditRow = (tokenId: string, tool: string, outcome: string, target: boolean) =>
     `INSERT INTO audit_events (organization_id, actor_id, token_id, request_id, tool, outcome, target_fingerprint, target_length) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, ${tokenId}, gen_random_uuid(), '${tool}', '${outcome}', ${target ? "md5(random()::text) || md5(random()::text), 69" : "NULL, NULL"});`;
   const audit = (workload: Workload, tool: string, outcome: string, target: boolean) =>
     auditRow(
-      `(${list(cohorts[workload].map((m) => credential(m.userId).id))}::uuid[])[:m]`,
+      ofLawyer(
+        signersOf(workload).map((s) => s.tokenId),
+        "uuid",
+      ),
       tool,
       outcome,
       target,
@@ -470,6 +487,17 @@ COMMIT;
       min: 1,
       integer: true,
     });
+    // North's scale clients hold one token each, in this order (bench-fixtures.ts).
+    const scaleSigners: Signer[] = scaleLawyers.map((m, i) => ({
+      hash: hashToken(scaleTokens[i] ?? ""),
+      tokenId: scaleTokenIds[i] ?? "",
+      organizationId: scaleOrg.id,
+      userId: m.userId,
+    }));
+    const scaleTokenId = ofLawyer(
+      scaleSigners.map((s) => s.tokenId),
+      "uuid",
+    );
     const scaled = await benchRecallScale({
       owner: owner.client,
       db: app.db,
@@ -488,15 +516,9 @@ COMMIT;
         });
         return { north: compared.north, pgbench: compared.raw };
       },
-      tenantPrelude: `BEGIN;
-SELECT public.enter_as_api_token('${hashToken(scaleTokens[0] ?? "")}', '${scaleTokenIds[0]}', '${scaleOrg.id}', '${scaleLawyers[0]?.userId}', 'member');`,
-      auditInsert: auditRow(`'${scaleTokenIds[0]}'`, "north__memory_recall", "read", false),
-      rememberAuditInsert: auditRow(
-        `'${scaleTokenIds[0]}'`,
-        "north__memory_remember",
-        "created",
-        true,
-      ),
+      tenantPrelude: tenantOf(scaleSigners),
+      auditInsert: auditRow(scaleTokenId, "north__memory_recall", "read", false),
+      rememberAuditInsert: auditRow(scaleTokenId, "north__memory_remember", "created", true),
     });
     console.log(
       `\nFull-text recall as one organisation grows (common, middling and unique words in turn), ${CLIENTS} clients, ${ROUNDS} rounds of ${SECONDS} s each: North with API tokens vs the same SQL through pgbench\n`,
