@@ -507,11 +507,12 @@ COMMIT;
       apiTokens: scaleTokens,
       sizes,
       compare: async (label, north, raw) => {
-        const run = (seconds: number) =>
+        // Named apart from the module's `run`, which spawns any command.
+        const callFor = (seconds: number) =>
           clientsAt(north.url, north.workload, north.tokens, seconds, north.env);
         const compared = await compare(label, {
-          warmUp: run,
-          north: () => measuredClients(label, () => run(SECONDS)),
+          warmUp: callFor,
+          north: () => measuredClients(label, () => callFor(SECONDS)),
           raw: () => pgbenchScript(raw.name, raw.script),
         });
         return { north: compared.north, pgbench: compared.raw };
