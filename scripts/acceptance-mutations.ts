@@ -23,6 +23,7 @@ import * as idempotence from "../test/memory-idempotence.catalogue.ts";
 import * as boundedRecall from "../test/memory-recall-bounded.catalogue.ts";
 import * as revisions from "../test/protocol-revisions.catalogue.ts";
 import * as denialOfService from "../test/security/catalogue/denial-of-service.ts";
+import * as rememberedGrants from "../test/security/catalogue/remembered-grants.ts";
 import * as rememberedTokens from "../test/security/catalogue/remembered-tokens.ts";
 import * as signIn from "../test/sign-in/catalogue/index.ts";
 import type { Entry, NoMutation } from "../test/support/catalogue.ts";
@@ -60,6 +61,7 @@ const PARTS: readonly Part[] = [
   hosts,
   pipelined,
   rememberedTokens,
+  rememberedGrants,
   mattersStore,
   matters,
   mattersCli,

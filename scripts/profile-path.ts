@@ -17,6 +17,7 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  type ApiTokenProof,
   addMember,
   auditStatement,
   connectDatabase,
@@ -26,7 +27,6 @@ import {
   readProfile,
   resolveApiToken,
   type Tenant,
-  type TenantProof,
   withTenant,
 } from "@north/db";
 import {
@@ -69,7 +69,7 @@ try {
   await owner.client`analyze memories`;
   const app = connectDatabase(bench.appUrl, { max: 10, statementTimeoutMs: 5_000 });
   /** Each token's principal and the proof a call of the product path sends for it (decision 036). */
-  const principals = new Map<string, { tenant: Tenant; proof: TenantProof }>();
+  const principals = new Map<string, { tenant: Tenant; proof: ApiTokenProof }>();
   for (const token of tokens) {
     const r = await resolveApiToken(app.db, token);
     if (r) {
@@ -180,7 +180,7 @@ try {
    * read (READ_PROFILE's query, spelt here without Drizzle's quoting), the audit row
    * (`auditStatement`) and COMMIT, written to one reserved connection at once.
    */
-  const rawRead = async ({ tenant, proof }: { tenant: Tenant; proof: TenantProof }) => {
+  const rawRead = async ({ tenant, proof }: { tenant: Tenant; proof: ApiTokenProof }) => {
     const audit = auditStatement({
       tool: "north__working_profile",
       outcome: "read",

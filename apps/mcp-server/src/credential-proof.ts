@@ -15,10 +15,15 @@ export interface CredentialProof {
 
 /** The proof a remembered principal's transactions send; undefined for one looked up. */
 export function proofFor(principal: Principal): CredentialProof | undefined {
-  if (!principal.unproven || !principal.tokenId) return undefined;
+  const { unproven } = principal;
+  if (!unproven) return undefined;
+  if ("grant" in unproven) {
+    return { proof: { ...unproven.grant, role: principal.role }, state: "pending" };
+  }
+  if (!principal.tokenId) return undefined;
   return {
     proof: {
-      apiTokenHash: principal.unproven.apiTokenHash,
+      apiTokenHash: unproven.apiTokenHash,
       tokenId: principal.tokenId,
       role: principal.role,
     },

@@ -10,7 +10,13 @@ import {
 import { and, eq, isNull } from "drizzle-orm";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { bearerToken, principalForToken } from "./auth.ts";
-import type { AuthResolver, Principal, Scope } from "./principal.ts";
+import type {
+  AuthResolver,
+  Principal,
+  ResolveOptions,
+  Scope,
+  UnprovenCredential,
+} from "./principal.ts";
 import { MEMBER_SCOPES, SCOPES } from "./principal.ts";
 import { createRememberedTokens } from "./remembered-tokens.ts";
 
@@ -83,7 +89,7 @@ function scopesOf(payload: JWTPayload): Scope[] {
 function createJwtVerifier(
   db: Database,
   options: OAuthOptions,
-): (token: string) => Promise<Principal | null> {
+): (token: string, resolve?: ResolveOptions) => Promise<Principal | null> {
   const keys =
     options.keys ??
     createRemoteJWKSet(
@@ -93,7 +99,9 @@ function createJwtVerifier(
   const userClaim = options.userClaim ?? "sub";
   const checks = jwtChecks(options);
   const verified = createVerifiedCache();
-  return async (token) => {
+  // Decision 041: a tool call's transaction proves a remembered grant itself.
+  const remembered = createRememberedTokens();
+  return async (token, resolve) => {
     let payload = verified.get(token);
     if (!payload) {
       try {
@@ -103,7 +111,14 @@ function createJwtVerifier(
       }
       verified.set(token, payload);
     }
-    if (options.grants) return principalForGrant(db, payload);
+    if (options.grants) {
+      // Only a token whose signature and claims hold right now reaches what was remembered.
+      const recalled = resolve?.mayRemember ? remembered.recall(token) : undefined;
+      if (recalled) return recalled;
+      const found = await principalForGrant(db, payload);
+      remembered.learn(token, found);
+      return found?.principal ?? null;
+    }
     const organizationId = payload[orgClaim];
     const userId = payload[userClaim];
     if (typeof organizationId !== "string" || !UUID.test(organizationId)) return null;
@@ -166,8 +181,14 @@ function createVerifiedCache() {
   };
 }
 
-/** A North-issued access token → its member, if the grant behind it still holds. */
-async function principalForGrant(db: Database, payload: JWTPayload): Promise<Principal | null> {
+/**
+ * A North-issued access token → its member, if the grant behind it still holds, and what a
+ * remembered copy's transactions must prove (decision 041).
+ */
+async function principalForGrant(
+  db: Database,
+  payload: JWTPayload,
+): Promise<{ principal: Principal; unproven: UnprovenCredential } | null> {
   const userId = payload.sub;
   const clientId = (payload as { client_id?: unknown }).client_id;
   if (typeof userId !== "string" || !UUID.test(userId)) return null;
@@ -183,12 +204,15 @@ async function principalForGrant(db: Database, payload: JWTPayload): Promise<Pri
     (s !== "admin" || grant.role === "manager") && (!grant.scopeCap || grant.scopeCap.includes(s));
   const scopes = scopesOf(payload).filter(allowed);
   return {
-    organizationId: grant.organizationId,
-    userId,
-    role: grant.role,
-    scopes,
-    tokenId: tokenIdFor(payload),
-    reauthorizable: SCOPES.filter(allowed),
+    principal: {
+      organizationId: grant.organizationId,
+      userId,
+      role: grant.role,
+      scopes,
+      tokenId: tokenIdFor(payload),
+      reauthorizable: SCOPES.filter(allowed),
+    },
+    unproven: { grant: { clientId, grantId, scopeCap: grant.scopeCap } },
   };
 }
 
@@ -209,10 +233,10 @@ export function createAuthResolver(db: Database, oauth?: OAuthOptions): AuthReso
       const recalled = options?.mayRemember ? remembered.recall(apiTokenHash) : undefined;
       if (recalled) return recalled;
       const principal = await principalForToken(db, token);
-      remembered.learn(apiTokenHash, principal);
+      remembered.learn(apiTokenHash, principal && { principal, unproven: { apiTokenHash } });
       return principal;
     }
-    return verifyJwt ? verifyJwt(token) : null;
+    return verifyJwt ? verifyJwt(token, options) : null;
   };
 }
 

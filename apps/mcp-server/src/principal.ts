@@ -26,13 +26,19 @@ export interface Principal {
    */
   reauthorizable?: readonly Scope[];
   /**
-   * Set when North remembered this principal instead of looking its API token up for this
-   * request (decision 036): the hash of the token presented. The principal is then only a plan:
-   * the tool call's transaction proves it in the database before its work runs, and a request
-   * that runs none is looked up before it is answered.
+   * Set when North remembered this principal instead of looking its credential up for this
+   * request (decision 036): the hash of the API token presented, or the grant a North access
+   * token names (decision 041). The principal is then only a plan: the tool call's transaction
+   * proves it in the database before its work runs, and a request that runs none is looked up
+   * before it is answered.
    */
-  unproven?: { apiTokenHash: string };
+  unproven?: UnprovenCredential;
 }
+
+/** What a remembered principal's transaction proves (decisions 036 and 041). */
+export type UnprovenCredential =
+  | { apiTokenHash: string }
+  | { grant: { clientId: string; grantId: string; scopeCap: readonly string[] | null } };
 
 export interface ResolveOptions {
   /**

@@ -8,6 +8,11 @@ export interface StepUpOptions {
   capabilities?: readonly Capability[];
   /** Keyed fingerprint (hex) of a subject's canonical text, as the tools get it. */
   fingerprintSubject: (canonical: string) => string;
+  /**
+   * The request's principal proven (decision 041): a remembered one is looked up before its
+   * step-up transaction reads anything for it.
+   */
+  prove: () => Promise<Principal>;
 }
 
 /**
@@ -43,6 +48,12 @@ export async function stepUpScopes(
     return input.success ? [{ tool, input: input.data, id: id ?? null }] : [];
   });
   if (calls.length === 0) return undefined;
+  // Nothing is read, and no step-up answered, for a credential not yet proven to hold.
+  if (principal.unproven) {
+    const proven = await options.prove();
+    if (proven.unproven) throw new Error("step-up needs a proven principal");
+    return stepUpScopes(proven, body, options);
+  }
   const tenant = { organizationId: principal.organizationId, userId: principal.userId };
   return withTenant(options.db, tenant, async (tx) => {
     for (const call of calls) {

@@ -24,6 +24,8 @@ const PRE_TENANT_LOOKUPS: Record<string, string> = {
   sso_connection_for_organization: "one organisation's IdP routing, for a sign-in it started",
   active_member_for_user: "one member, behind a verified token's subject or the AS session",
   resolve_oauth_grant: "one member's grant, behind a verified access token's subject and client",
+  enter_as_oauth_grant:
+    "proves the grant a verified access token names still holds for this member, then sets that tenant",
   sign_in_session_record: "one browser session's record, by the session id its own cookie named",
 };
 

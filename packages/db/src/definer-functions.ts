@@ -17,7 +17,12 @@ import {
   toEmbedDefiner,
   vectorCandidatesDefiner,
 } from "./memories/definers.ts";
-import { memberForUserDefiner, resolveGrantDefiner, signInMemberDefiner } from "./sign-in.ts";
+import {
+  enterAsOAuthGrantDefiner,
+  memberForUserDefiner,
+  resolveGrantDefiner,
+  signInMemberDefiner,
+} from "./sign-in.ts";
 import { ssoForDomainDefiner, ssoForOrganizationDefiner } from "./sso.ts";
 import { adminProfilesDefiner } from "./working-profile.ts";
 
@@ -39,6 +44,7 @@ export const DEFINER_FUNCTIONS: readonly DefinerFunction[] = [
   signInMemberDefiner,
   memberForUserDefiner,
   resolveGrantDefiner,
+  enterAsOAuthGrantDefiner,
   signInRecordDefiner,
   toEmbedDefiner,
   setEmbeddingDefiner,

@@ -227,7 +227,14 @@ export {
   ssoConnectionForDomain,
   ssoConnectionForOrganization,
 } from "./sso.ts";
-export { type Tenant, type TenantProof, withOrganization, withTenant } from "./tenant.ts";
+export {
+  type ApiTokenProof,
+  type GrantProof,
+  type Tenant,
+  type TenantProof,
+  withOrganization,
+  withTenant,
+} from "./tenant.ts";
 export {
   ensureVectorIndex,
   prepareVectorSearch,

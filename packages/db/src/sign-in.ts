@@ -2,8 +2,10 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Database, Tx } from "./client.ts";
 import { definerFunction } from "./definer.ts";
 import { normalizedEmailSql } from "./email.ts";
+import { CREDENTIAL_REFUSED_SQLSTATE } from "./pg-errors.ts";
 import * as as from "./schema/authorization-server.ts";
 import { members, organizations } from "./schema/index.ts";
+import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/tenant-settings.ts";
 import { type Tenant, withTenant } from "./tenant.ts";
 
 export type SignInOutcome =
@@ -279,5 +281,39 @@ export const resolveGrantDefiner = definerFunction({
       AND (g.api_token_id IS NULL OR (${TOKEN_LIVE("g.api_token_id", "p_user_id")}
         AND ${TOKEN_SIGN_IN_ALLOWED("g.organization_id")}))
     LIMIT 1;
+END`,
+});
+
+export const ENTER_AS_OAUTH_GRANT_FUNCTION = "enter_as_oauth_grant";
+
+/**
+ * Opens a tool call's transaction for the principal of a North access token that North
+ * remembered instead of looking up (decision 036, extended to grants by decision 041): proves,
+ * in the same transaction as the call's work, that the grant still holds — by
+ * {@link RESOLVE_GRANT_FUNCTION} itself, so membership, revocation, lifetime, the opening API
+ * token and the organisation's IdP are the same rule — for exactly this member, client, grant,
+ * organisation, role and scope cap (`p_scope_cap`: the cap's scopes joined by spaces, null for
+ * none), then sets the tenant. Anything else raises {@link CREDENTIAL_REFUSED_SQLSTATE}: the
+ * transaction is aborted before any statement of the work runs.
+ */
+export const enterAsOAuthGrantDefiner = definerFunction({
+  name: ENTER_AS_OAUTH_GRANT_FUNCTION,
+  params:
+    "p_user_id uuid, p_client_id text, p_grant_id uuid, p_organization_id uuid, p_role text, p_scope_cap text",
+  returns: "void",
+  volatility: "VOLATILE",
+  body: `BEGIN
+  IF p_grant_id IS NULL THEN
+    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
+  END IF;
+  PERFORM 1 FROM public.${RESOLVE_GRANT_FUNCTION}(p_user_id, p_client_id, p_grant_id) r
+  WHERE r.organization_id = p_organization_id
+    AND r.role = p_role
+    AND r.scope_cap IS NOT DISTINCT FROM pg_catalog.string_to_array(p_scope_cap, ' ');
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
+  END IF;
+  PERFORM pg_catalog.set_config('${TENANT_ORGANIZATION_SETTING}', p_organization_id::text, true),
+          pg_catalog.set_config('${TENANT_USER_SETTING}', p_user_id::text, true);
 END`,
 });

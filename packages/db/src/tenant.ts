@@ -2,6 +2,7 @@ import { ENTER_AS_API_TOKEN_FUNCTION } from "./api-tokens.ts";
 import { type Database, type Tx, transactionTimeoutMs } from "./client.ts";
 import { adoptConnection, pipelined, type RawStatement } from "./pipelined-transaction.ts";
 import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/index.ts";
+import { ENTER_AS_OAUTH_GRANT_FUNCTION } from "./sign-in.ts";
 
 /** Whose request this is. Always taken from the authenticated principal, never from input. */
 export interface Tenant {
@@ -13,18 +14,54 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * How a tenant transaction shows the database that its principal still holds, when North took
- * the principal from memory instead of looking its token up for this request (decision 036): the
- * hash of the API token presented, and what the remembered principal says it resolves to.
+ * the principal from memory instead of looking its credential up for this request (decision
+ * 036): for an API token, the hash of the token presented and what the remembered principal says
+ * it resolves to; for a North access token (decision 041), the grant it was issued under and
+ * what the remembered principal says the grant resolves to.
  */
-export interface TenantProof {
+export type TenantProof = ApiTokenProof | GrantProof;
+
+export interface ApiTokenProof {
   apiTokenHash: string;
   tokenId: string;
   role: "member" | "manager";
 }
 
+export interface GrantProof {
+  /** The OAuth client the token was issued to (`client_id`). */
+  clientId: string;
+  /** The grant the token names (`north_grant`). */
+  grantId: string;
+  role: "member" | "manager";
+  /** The grant's scope cap as the remembered lookup found it; null for none. */
+  scopeCap: readonly string[] | null;
+}
+
+/** The statement that proves `proof` for `tenant` and sets the tenant only if it holds. */
+function enterStatement(tenant: Tenant, proof: TenantProof): RawStatement {
+  if ("apiTokenHash" in proof) {
+    return {
+      text: `select public.${ENTER_AS_API_TOKEN_FUNCTION}($1, $2, $3, $4, $5)`,
+      params: [proof.apiTokenHash, proof.tokenId, tenant.organizationId, tenant.userId, proof.role],
+    };
+  }
+  return {
+    text: `select public.${ENTER_AS_OAUTH_GRANT_FUNCTION}($1, $2, $3, $4, $5, $6)`,
+    params: [
+      tenant.userId,
+      proof.clientId,
+      proof.grantId,
+      tenant.organizationId,
+      proof.role,
+      proof.scopeCap === null ? null : proof.scopeCap.join(" "),
+    ],
+  };
+}
+
 /**
  * The statement that opens a tenant transaction: the tenant — set by `set_config(…, true)`, or,
- * with a proof, by `enter_as_api_token`, which sets it only once the token is proven — and,
+ * with a proof, by `enter_as_api_token` or `enter_as_oauth_grant`, which set it only once the
+ * credential is proven — and,
  * behind a transaction pooler, whose connections carry no timeouts of their own (client.ts), the
  * timeouts. Every setting ends with the transaction, so a pooled connection never carries one
  * request's tenant into the next.
@@ -32,16 +69,7 @@ export interface TenantProof {
 function tenantStatement(db: Database, tenant: Tenant, proof?: TenantProof): RawStatement {
   const ms = transactionTimeoutMs(db);
   const enter = proof
-    ? {
-        text: `select public.${ENTER_AS_API_TOKEN_FUNCTION}($1, $2, $3, $4, $5)`,
-        params: [
-          proof.apiTokenHash,
-          proof.tokenId,
-          tenant.organizationId,
-          tenant.userId,
-          proof.role,
-        ],
-      }
+    ? enterStatement(tenant, proof)
     : {
         text: "select set_config($1, $2, true), set_config($3, $4, true)",
         params: [

@@ -16,7 +16,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "apps/mcp-server/src/oauth.ts",
-      in: "recalled",
+      in: "createAuthResolver",
       find: "const recalled = options?.mayRemember ? remembered.recall(apiTokenHash) : undefined;",
       replace: "const recalled = remembered.recall(apiTokenHash);",
       why: "every route, not only POST /mcp, is answered from memory",
@@ -75,6 +75,7 @@ export const MUTATIONS: readonly Entry[] = [
       name: "a remembered API token whose grant ended (decision 036) revoked while the limiter refuses: 401, and no rate_limited row is audited",
     },
     mutation: {
+      in: "enterAsApiTokenDefiner",
       find: "  IF NOT FOUND THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
       replace: "  IF FALSE THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
       why: "the proof sets the tenant whatever the token says",

@@ -192,6 +192,7 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
           db: options.db,
           capabilities: options.capabilities,
           fingerprintSubject,
+          prove: proven,
         })
       : undefined;
     if (stepUp) {

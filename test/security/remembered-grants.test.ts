@@ -1,0 +1,289 @@
+import {
+  authorizationServerTables as ast,
+  createApiToken,
+  removeMember,
+  revokeApiToken,
+  revokeGrant,
+  setMemberRole,
+  setSsoConnection,
+  type Tenant,
+} from "@north/db";
+import {
+  buildMcpApp,
+  createAuthResolver,
+  createRateLimiter,
+  createSecretBox,
+} from "@north/mcp-server";
+import { eq } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createWorkspace, type Workspace } from "../support/fixtures.ts";
+import { capturingLogger } from "../support/logs.ts";
+import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import { connectWithToken, TEST_SECRET_KEY, useSignInSuite } from "../support/sign-in.ts";
+
+/**
+ * Decision 041: North remembers the principal of a North access token it looked up, and a tool
+ * call then proves the grant inside its own transaction (`enter_as_oauth_grant`) instead of
+ * looking it up first. These are the attacks on that: a grant revoked, past its lifetime, whose
+ * member was removed or demoted, whose opening API token was revoked, or whose organisation got
+ * an IdP after North remembered it must get exactly what it would get had North looked it up —
+ * 401, nothing written, nothing audited — and a step-up is never answered to one. Real access
+ * tokens from North's authorization server (the browser flow), the real resolver on the app
+ * login role, the real app.
+ */
+
+const MEMBER_SCOPES = ["profile:write", "memory:read", "memory:write"];
+
+const { db, server, newPage } = useSignInSuite();
+
+let app: ReturnType<typeof buildMcpApp>;
+let logs: string[];
+let resolve: ReturnType<typeof createAuthResolver>;
+
+beforeAll(() => {
+  const captured = capturingLogger("debug");
+  logs = captured.logs;
+  resolve = createAuthResolver(db.app.db, server.signIn.oauth);
+  app = buildMcpApp({
+    db: db.app.db,
+    resolvePrincipal: createAuthResolver(db.app.db, server.signIn.oauth),
+    oauth: server.signIn.oauth,
+    limiter: createRateLimiter({
+      writesPerMinute: 10_000,
+      readsPerMinute: 10_000,
+      protocolRequestsPerMinute: 10_000,
+    }),
+    logger: captured.logger,
+    auditKey: TEST_AUDIT_KEY,
+  });
+});
+
+let ids = 0;
+function post(accessToken: string, body: unknown) {
+  return app.request("http://localhost/mcp", {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${accessToken}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2025-11-25",
+    },
+    body: JSON.stringify(body),
+  });
+}
+const callTool = (name: string, args: Record<string, unknown>) => ({
+  jsonrpc: "2.0",
+  id: ++ids,
+  method: "tools/call",
+  params: { name, arguments: args },
+});
+const save = (question: string) =>
+  callTool("north__working_profile_answer", { question, answer: "Remembered answer." });
+
+async function profileRows(tenant: Tenant): Promise<number> {
+  const [row] = await db.owner.client<{ n: number }[]>`
+    select count(*)::int as n from working_profile_answers where owner_user_id = ${tenant.userId}`;
+  return row?.n ?? 0;
+}
+async function auditRows(tenant: Tenant): Promise<number> {
+  const [row] = await db.owner.client<{ n: number }[]>`
+    select count(*)::int as n from audit_events where actor_id = ${tenant.userId}`;
+  return row?.n ?? 0;
+}
+
+/**
+ * `who` connected as a host connects (API token pasted on the sign-in page, consent approved),
+ * with one save made through the app, so North has looked the access token up and remembers it.
+ */
+async function rememberedGrant(
+  ws: Workspace,
+  who: "member" | "manager" = "member",
+  scopes = MEMBER_SCOPES,
+) {
+  const person = ws[who];
+  const tenant = { organizationId: person.organizationId, userId: person.userId };
+  const apiToken = await createApiToken(db.owner.db, { ...tenant, scopes, expiresAt: null });
+  const outcome = await connectWithToken(server.base, await newPage(), apiToken.token);
+  expect(outcome.result).toBe("AUTHORIZED");
+  const accessToken = outcome.tokens?.access_token ?? "";
+  const first = await post(accessToken, save(`First question of ${who} ${++ids}?`));
+  expect(first.status).toBe(200);
+  expect(await profileRows(tenant)).toBe(1);
+  return { tenant, apiToken, accessToken };
+}
+
+/**
+ * A save after the grant stopped holding: 401, no row, no audit row, and the log says the
+ * database refused the remembered grant (so the remembered path, not a lookup, met it first).
+ */
+async function expectRefusedAfter(
+  remembered: Awaited<ReturnType<typeof rememberedGrant>>,
+  label: string,
+) {
+  const audited = await auditRows(remembered.tenant);
+  const before = logs.length;
+  const response = await post(remembered.accessToken, save(`Written after ${label}?`));
+  expect(response.status).toBe(401);
+  expect(await profileRows(remembered.tenant)).toBe(1);
+  expect(await auditRows(remembered.tenant)).toBe(audited);
+  expect(logs.slice(before).join("\n")).toContain("credential_refused");
+}
+
+describe("a remembered North access token whose grant ended (decision 041)", () => {
+  it("remembers: a tool call's second request comes back unproven, naming its grant", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const { accessToken } = await rememberedGrant(ws);
+    const asked = new Request("http://localhost/mcp", {
+      headers: { Authorization: `Bearer ${accessToken}` },
+    });
+    const first = await resolve(asked, { mayRemember: true });
+    expect(first?.unproven).toBeUndefined();
+    const second = await resolve(asked, { mayRemember: true });
+    expect(second?.unproven).toEqual({
+      grant: { clientId: expect.any(String), grantId: expect.any(String), scopeCap: MEMBER_SCOPES },
+    });
+    expect(second?.userId).toBe(ws.member.userId);
+    // Only where the caller proves it: every other route looks the token up.
+    expect((await resolve(asked))?.unproven).toBeUndefined();
+  });
+
+  it("consent revoked: the next save is refused 401 and writes nothing", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    const [consent] = await db.owner.db
+      .select({ id: ast.oauthConsent.id })
+      .from(ast.oauthConsent)
+      .where(eq(ast.oauthConsent.userId, ws.member.userId));
+    await revokeGrant(db.owner.db, consent?.id ?? "");
+    await expectRefusedAfter(remembered, "revocation");
+  });
+
+  it("member removed: the next save is refused 401 and writes nothing", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    await removeMember(db.owner.db, remembered.tenant);
+    await expectRefusedAfter(remembered, "removal");
+  });
+
+  it("the API token that opened the grant revoked: the next save is refused 401", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    await revokeApiToken(db.owner.db, { id: remembered.apiToken.id });
+    await expectRefusedAfter(remembered, "the opening token's revocation");
+  });
+
+  it("the grant past its lifetime: the next save is refused 401", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    await db.owner.client`
+      update north_auth.oauth_grant set granted_at = now() - interval '31 days',
+        expires_at = now() - interval '1 day' where user_id = ${ws.member.userId}`;
+    await expectRefusedAfter(remembered, "the grant's lifetime");
+  });
+
+  it("the organisation given an IdP: a grant a pasted token opened is refused 401", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    await setSsoConnection(db.owner.db, {
+      organizationId: ws.organizationId,
+      issuer: `https://idp-${++ids}.remembered.example`,
+      clientId: "north",
+      clientSecretEncrypted: await createSecretBox(TEST_SECRET_KEY).encrypt("secret"),
+      domains: [`remembered-${ids}.example`],
+    });
+    await expectRefusedAfter(remembered, "the IdP");
+  });
+
+  it("demoted: the call runs as the member the grant names now, never as the remembered manager", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws, "manager");
+    await setMemberRole(db.owner.db, { ...remembered.tenant, role: "member" });
+    const before = logs.length;
+    const response = await post(remembered.accessToken, save("Asked as a member?"));
+    expect(response.status).toBe(200);
+    expect(await profileRows(remembered.tenant)).toBe(2);
+    // The remembered manager was refused by the database and the call served again as the member.
+    expect(logs.slice(before).join("\n")).toContain("credential_refused");
+  });
+
+  it("removed: a forget that would ask a manager to step up is 401, never the step-up's 403", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const subject = { subject_type: "client", subject_id: `Acme ${++ids}` };
+    // A colleague's memory of the subject: a manager's forget of it asks for admin (decision 030).
+    const colleague = await createApiToken(db.owner.db, {
+      ...ws.member,
+      scopes: MEMBER_SCOPES,
+      expiresAt: null,
+    });
+    const remember = callTool("north__memory_remember", {
+      kind: "observation",
+      origin: "stated",
+      body: "The client prefers short memos.",
+      ...subject,
+    });
+    const written = await app.request("http://localhost/mcp", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${colleague.token}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+      },
+      body: JSON.stringify(remember),
+    });
+    expect(written.status).toBe(200);
+    // Its token carries admin, so the grant may step up to it; the host asked for member scopes.
+    const remembered = await rememberedGrant(ws, "manager", [...MEMBER_SCOPES, "admin"]);
+    // Before removal the same forget is the step-up's 403: the attack below would be told so.
+    const stepUp = await post(remembered.accessToken, callTool("north__memory_forget", subject));
+    expect(stepUp.status).toBe(403);
+    await removeMember(db.owner.db, remembered.tenant);
+    const response = await post(remembered.accessToken, callTool("north__memory_forget", subject));
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).not.toContain("insufficient_scope");
+  });
+});
+
+describe("enter_as_oauth_grant (decision 041)", () => {
+  it("sets the tenant only for the exact member, client, grant, organisation, role and cap", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const { tenant } = await rememberedGrant(ws);
+    const [grant] = await db.owner.client<{ id: string; client_id: string; scope_cap: string[] }[]>`
+      select id, client_id, scope_cap from north_auth.oauth_grant where user_id = ${tenant.userId}`;
+    if (!grant) throw new Error("no grant");
+    const other = await createWorkspace(db.owner.db);
+    const exact = {
+      user: tenant.userId,
+      client: grant.client_id,
+      grant: grant.id,
+      organization: tenant.organizationId,
+      role: "member",
+      cap: grant.scope_cap.join(" "),
+    };
+    /** What the app role's transaction gets: the tenant it set, or the SQLSTATE refusing it. */
+    const enter = async (p: typeof exact) => {
+      try {
+        return await db.app.client.begin(async (tx) => {
+          await tx`select public.enter_as_oauth_grant(${p.user}, ${p.client}, ${p.grant}, ${p.organization}, ${p.role}, ${p.cap})`;
+          const [row] = await tx<{ org: string | null }[]>`
+            select current_setting('north.organization_id', true) as org`;
+          return row?.org ?? null;
+        });
+      } catch (error) {
+        return (error as { code?: string }).code;
+      }
+    };
+    expect(await enter(exact)).toBe(tenant.organizationId);
+    for (const wrong of [
+      { ...exact, organization: other.organizationId },
+      { ...exact, user: other.member.userId },
+      { ...exact, client: "another-client" },
+      { ...exact, grant: crypto.randomUUID() },
+      { ...exact, role: "manager" },
+      { ...exact, cap: [...MEMBER_SCOPES, "admin"].join(" ") },
+      { ...exact, cap: "memory:read" },
+    ]) {
+      expect(await enter(wrong), JSON.stringify(wrong)).toBe("NA401");
+    }
+  });
+});
