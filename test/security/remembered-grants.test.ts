@@ -19,6 +19,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
 import { connectWithToken, TEST_SECRET_KEY, useSignInSuite } from "../support/sign-in.ts";
 
 /**
@@ -80,16 +81,8 @@ const callTool = (name: string, args: Record<string, unknown>) => ({
 const save = (question: string) =>
   callTool("north__working_profile_answer", { question, answer: "Remembered answer." });
 
-async function profileRows(tenant: Tenant): Promise<number> {
-  const [row] = await db.owner.client<{ n: number }[]>`
-    select count(*)::int as n from working_profile_answers where owner_user_id = ${tenant.userId}`;
-  return row?.n ?? 0;
-}
-async function auditRows(tenant: Tenant): Promise<number> {
-  const [row] = await db.owner.client<{ n: number }[]>`
-    select count(*)::int as n from audit_events where actor_id = ${tenant.userId}`;
-  return row?.n ?? 0;
-}
+const profileRows = (tenant: Tenant) => profileRowsOf(db.owner.client, tenant);
+const auditRows = (tenant: Tenant) => auditRowsOf(db.owner.client, tenant);
 
 /**
  * `who` connected as a host connects (API token pasted on the sign-in page, consent approved),

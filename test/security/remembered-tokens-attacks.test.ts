@@ -29,6 +29,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
 
 /**
  * Attacks on decision 036 (remembered API tokens, proven by the tool call's own transaction) and
@@ -146,16 +147,8 @@ const save = (question: string) =>
 const rememberMemory = (body: string) =>
   callTool("north__memory_remember", { kind: "fact", origin: "stated", body });
 
-async function profileRows(tenant: Tenant): Promise<number> {
-  const [row] = await db.owner.client<{ n: number }[]>`
-    select count(*)::int as n from working_profile_answers where owner_user_id = ${tenant.userId}`;
-  return row?.n ?? 0;
-}
-async function auditRows(tenant: Tenant): Promise<number> {
-  const [row] = await db.owner.client<{ n: number }[]>`
-    select count(*)::int as n from audit_events where actor_id = ${tenant.userId}`;
-  return row?.n ?? 0;
-}
+const profileRows = (tenant: Tenant) => profileRowsOf(db.owner.client, tenant);
+const auditRows = (tenant: Tenant) => auditRowsOf(db.owner.client, tenant);
 async function memoryRows(organizationId: string): Promise<number> {
   const [row] = await db.owner.client<{ n: number }[]>`
     select count(*)::int as n from memories where organization_id = ${organizationId}`;

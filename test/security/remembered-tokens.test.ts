@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
 
 /**
  * Decision 036: North remembers the principal of an API token it looked up, and a tool call
@@ -91,16 +92,8 @@ const callTool = (name: string, args: Record<string, unknown>) =>
 const save = (question: string) =>
   callTool("north__working_profile_answer", { question, answer: "Remembered answer." });
 
-async function profileRows(tenant: Tenant): Promise<number> {
-  const [row] = await db.owner.client<{ n: number }[]>`
-    select count(*)::int as n from working_profile_answers where owner_user_id = ${tenant.userId}`;
-  return row?.n ?? 0;
-}
-async function auditRows(tenant: Tenant): Promise<number> {
-  const [row] = await db.owner.client<{ n: number }[]>`
-    select count(*)::int as n from audit_events where actor_id = ${tenant.userId}`;
-  return row?.n ?? 0;
-}
+const profileRows = (tenant: Tenant) => profileRowsOf(db.owner.client, tenant);
+const auditRows = (tenant: Tenant) => auditRowsOf(db.owner.client, tenant);
 
 /** A member of the workspace with a token North has just looked up and remembered. */
 async function rememberedMember(label: string, options: { expiresAt?: Date } = {}) {

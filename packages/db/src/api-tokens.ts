@@ -170,6 +170,18 @@ export const resolveTokenDefiner = definerFunction({
 END`,
 });
 
+/**
+ * The end of a credential proof (`enter_as_api_token`, `enter_as_oauth_grant`): after a
+ * `PERFORM` that found the credential as remembered, the tenant of `p_organization_id` and
+ * `p_user_id` is set; had it found nothing, {@link CREDENTIAL_REFUSED_SQLSTATE} aborts the
+ * transaction before any statement of the work runs.
+ */
+export const ENTER_IF_FOUND = `  IF NOT FOUND THEN
+    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
+  END IF;
+  PERFORM pg_catalog.set_config('${TENANT_ORGANIZATION_SETTING}', p_organization_id::text, true),
+          pg_catalog.set_config('${TENANT_USER_SETTING}', p_user_id::text, true);`;
+
 export const ENTER_AS_API_TOKEN_FUNCTION = "enter_as_api_token";
 
 /**
@@ -191,10 +203,6 @@ export const enterAsApiTokenDefiner = definerFunction({
     AND r.organization_id = p_organization_id
     AND r.user_id = p_user_id
     AND r.role = p_role;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
-  END IF;
-  PERFORM pg_catalog.set_config('${TENANT_ORGANIZATION_SETTING}', p_organization_id::text, true),
-          pg_catalog.set_config('${TENANT_USER_SETTING}', p_user_id::text, true);
+${ENTER_IF_FOUND}
 END`,
 });

@@ -1,11 +1,11 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { ENTER_IF_FOUND } from "./api-tokens.ts";
 import type { Database, Tx } from "./client.ts";
 import { definerFunction } from "./definer.ts";
 import { normalizedEmailSql } from "./email.ts";
 import { CREDENTIAL_REFUSED_SQLSTATE } from "./pg-errors.ts";
 import * as as from "./schema/authorization-server.ts";
 import { members, organizations } from "./schema/index.ts";
-import { TENANT_ORGANIZATION_SETTING, TENANT_USER_SETTING } from "./schema/tenant-settings.ts";
 import { type Tenant, withTenant } from "./tenant.ts";
 
 export type SignInOutcome =
@@ -310,10 +310,6 @@ export const enterAsOAuthGrantDefiner = definerFunction({
   WHERE r.organization_id = p_organization_id
     AND r.role = p_role
     AND r.scope_cap IS NOT DISTINCT FROM pg_catalog.string_to_array(p_scope_cap, ' ');
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
-  END IF;
-  PERFORM pg_catalog.set_config('${TENANT_ORGANIZATION_SETTING}', p_organization_id::text, true),
-          pg_catalog.set_config('${TENANT_USER_SETTING}', p_user_id::text, true);
+${ENTER_IF_FOUND}
 END`,
 });

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: entries quote source code, whose `${…}` must stay literal.
 /**
  * The acceptance-mutation catalogue's entries for remembered-grants.test.ts (decision 041): for
  * each check, the product change that turns it red. Gathered in scripts/acceptance-mutations.ts.
@@ -11,8 +12,9 @@ const SUITE_NAME = "a remembered North access token whose grant ended (decision 
 /** The function no longer asks `resolve_oauth_grant` whether the grant still holds. */
 const UNCHECKED_GRANT = {
   in: "enterAsOAuthGrantDefiner",
-  find: "  IF NOT FOUND THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
-  replace: "  IF false THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
+  find: "  PERFORM 1 FROM public.${RESOLVE_GRANT_FUNCTION}(p_user_id, p_client_id, p_grant_id) r",
+  replace:
+    "  PERFORM 1 FROM (SELECT p_organization_id AS organization_id, p_role AS role, pg_catalog.string_to_array(p_scope_cap, ' ') AS scope_cap) r",
 } as const;
 
 export const MUTATIONS: readonly Entry[] = [

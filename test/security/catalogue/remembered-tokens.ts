@@ -76,8 +76,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       in: "enterAsApiTokenDefiner",
-      find: "  IF NOT FOUND THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
-      replace: "  IF FALSE THEN\n    RAISE EXCEPTION 'the credential no longer holds'",
+      find: "  PERFORM 1 FROM public.${RESOLVE_TOKEN_FUNCTION}(p_token_hash) r",
+      replace:
+        "  PERFORM 1 FROM (SELECT p_token_id AS token_id, p_organization_id AS organization_id, p_user_id AS user_id, p_role AS role) r",
       why: "the proof sets the tenant whatever the token says",
     },
   },

@@ -1,0 +1,16 @@
+import type { Tenant } from "@north/db";
+import type postgres from "postgres";
+
+/** A member's working-profile rows, counted as the database owner sees them (no RLS). */
+export async function profileRowsOf(owner: postgres.Sql, tenant: Tenant): Promise<number> {
+  const [row] = await owner<{ n: number }[]>`
+    select count(*)::int as n from working_profile_answers where owner_user_id = ${tenant.userId}`;
+  return row?.n ?? 0;
+}
+
+/** The audit rows a member is the actor of, counted as the database owner sees them. */
+export async function auditRowsOf(owner: postgres.Sql, tenant: Tenant): Promise<number> {
+  const [row] = await owner<{ n: number }[]>`
+    select count(*)::int as n from audit_events where actor_id = ${tenant.userId}`;
+  return row?.n ?? 0;
+}
