@@ -251,7 +251,7 @@ describe("enter_as_oauth_grant (decision 041)", () => {
       grant: grant.id,
       organization: tenant.organizationId,
       role: "member",
-      cap: grant.scope_cap.join(" "),
+      cap: grant.scope_cap.join(" ") as string | null,
     };
     /** What the app role's transaction gets: the tenant it set, or the SQLSTATE refusing it. */
     const enter = async (p: typeof exact) => {
@@ -275,6 +275,8 @@ describe("enter_as_oauth_grant (decision 041)", () => {
       { ...exact, role: "manager" },
       { ...exact, cap: [...MEMBER_SCOPES, "admin"].join(" ") },
       { ...exact, cap: "memory:read" },
+      { ...exact, cap: null },
+      { ...exact, grant: null as unknown as string },
     ]) {
       expect(await enter(wrong), JSON.stringify(wrong)).toBe("NA401");
     }

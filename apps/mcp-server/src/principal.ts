@@ -1,3 +1,5 @@
+import type { ApiTokenProof, GrantProof } from "@north/db";
+
 /** Scopes a principal may hold (SPEC §3). */
 export const SCOPES = ["profile:write", "memory:read", "memory:write", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -37,8 +39,8 @@ export interface Principal {
 
 /** What a remembered principal's transaction proves (decisions 036 and 041). */
 export type UnprovenCredential =
-  | { apiTokenHash: string }
-  | { grant: { clientId: string; grantId: string; scopeCap: readonly string[] | null } };
+  | Pick<ApiTokenProof, "apiTokenHash">
+  | { grant: Omit<GrantProof, "role"> };
 
 export interface ResolveOptions {
   /**

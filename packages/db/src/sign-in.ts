@@ -3,7 +3,6 @@ import { ENTER_IF_FOUND } from "./api-tokens.ts";
 import type { Database, Tx } from "./client.ts";
 import { definerFunction } from "./definer.ts";
 import { normalizedEmailSql } from "./email.ts";
-import { CREDENTIAL_REFUSED_SQLSTATE } from "./pg-errors.ts";
 import * as as from "./schema/authorization-server.ts";
 import { members, organizations } from "./schema/index.ts";
 import { type Tenant, withTenant } from "./tenant.ts";
@@ -293,7 +292,7 @@ export const ENTER_AS_OAUTH_GRANT_FUNCTION = "enter_as_oauth_grant";
  * {@link RESOLVE_GRANT_FUNCTION} itself, so membership, revocation, lifetime, the opening API
  * token and the organisation's IdP are the same rule — for exactly this member, client, grant,
  * organisation, role and scope cap (`p_scope_cap`: the cap's scopes joined by spaces, null for
- * none), then sets the tenant. Anything else raises {@link CREDENTIAL_REFUSED_SQLSTATE}: the
+ * none), then sets the tenant. Anything else raises `NA401` (`ENTER_IF_FOUND`): the
  * transaction is aborted before any statement of the work runs.
  */
 export const enterAsOAuthGrantDefiner = definerFunction({
@@ -303,11 +302,10 @@ export const enterAsOAuthGrantDefiner = definerFunction({
   returns: "void",
   volatility: "VOLATILE",
   body: `BEGIN
-  IF p_grant_id IS NULL THEN
-    RAISE EXCEPTION 'the credential no longer holds' USING ERRCODE = '${CREDENTIAL_REFUSED_SQLSTATE}';
-  END IF;
+  -- A null grant id would match any of the member's grants for the client: never a proof.
   PERFORM 1 FROM public.${RESOLVE_GRANT_FUNCTION}(p_user_id, p_client_id, p_grant_id) r
-  WHERE r.organization_id = p_organization_id
+  WHERE p_grant_id IS NOT NULL
+    AND r.organization_id = p_organization_id
     AND r.role = p_role
     AND r.scope_cap IS NOT DISTINCT FROM pg_catalog.string_to_array(p_scope_cap, ' ');
 ${ENTER_IF_FOUND}
