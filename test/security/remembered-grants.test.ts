@@ -199,6 +199,25 @@ describe("a remembered North access token whose grant ended (decision 041)", () 
     expect(logs.slice(before).join("\n")).toContain("credential_refused");
   });
 
+  it("cap narrowed under the same grant: the call the cap no longer covers is the scope gate's 403", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    // No North path narrows a cap in place (a new consent is a new grant), so an operator's edit
+    // stands in for one: the grant id, member, role and organisation stay what North remembers.
+    await db.owner.client`
+      update north_auth.oauth_grant set scope_cap = ${["memory:read"]}
+        where user_id = ${ws.member.userId}`;
+    const audited = await auditRows(remembered.tenant);
+    const before = logs.length;
+    const response = await post(remembered.accessToken, save("Asked past the narrowed cap?"));
+    // Exactly what a looked-up principal gets: the 403 naming the scope, not an unknown tool.
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toContain('scope="profile:write"');
+    expect(await profileRows(remembered.tenant)).toBe(1);
+    expect(await auditRows(remembered.tenant)).toBe(audited);
+    expect(logs.slice(before).join("\n")).toContain("credential_refused");
+  });
+
   it("removed: a forget that would ask a manager to step up is 401, never the step-up's 403", async () => {
     const ws = await createWorkspace(db.owner.db);
     const subject = { subject_type: "client", subject_id: `Acme ${++ids}` };

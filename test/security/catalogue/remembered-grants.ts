@@ -89,6 +89,18 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: SUITE,
+      name: `${SUITE_NAME} cap narrowed under the same grant: the call the cap no longer covers is the scope gate's 403`,
+    },
+    mutation: {
+      file: "apps/mcp-server/src/routes/mcp.ts",
+      find: "    return (await gate(current)) ?? serve(current);",
+      replace: "    return serve(current);",
+      why: "whoever a refused credential names now is served without the scope gate",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
       name: `${SUITE_NAME} removed: a forget that would ask a manager to step up is 401, never the step-up's 403`,
     },
     mutation: {

@@ -76,6 +76,49 @@ function insufficientScope(
   );
 }
 
+/**
+ * The scope gate's 403 for a call naming a tool or prompt the principal lacks scopes for, then
+ * step-up's (MCP 2025-11-25) for one that needs more than the grant holds; undefined when it
+ * may be served. Only a host holding an OAuth token can re-authorize: an API token's scopes
+ * are what its holder chose, so its calls run as they are. A remembered principal is looked up
+ * (`prove`) before it is refused, so a 403 is only ever told to whoever the token names now.
+ */
+async function scopeRefusal(
+  c: Context<AppEnv>,
+  principal: Principal,
+  body: unknown,
+  options: McpRoutesOptions & { prove: () => Promise<Principal> },
+): Promise<Response | undefined> {
+  let as = principal;
+  let missing = missingScopes(as, body, options.capabilities);
+  if (missing && as.unproven) {
+    as = await options.prove();
+    missing = missingScopes(as, body, options.capabilities);
+  }
+  if (missing) {
+    return insufficientScope(
+      c,
+      missing,
+      (scope) => `${options.challenge}, error="insufficient_scope", scope="${scope}"`,
+    );
+  }
+  const { metadataUrl } = options;
+  if (!metadataUrl || bearerToken(c.req.raw)?.startsWith(TOKEN_PREFIX)) return undefined;
+  const stepUp = await stepUpScopes(as, body, {
+    db: options.db,
+    capabilities: options.capabilities,
+    fingerprintSubject: (canonical) => options.fingerprint(canonical).fingerprint,
+    prove: options.prove,
+  });
+  if (!stepUp) return undefined;
+  return insufficientScope(
+    c,
+    stepUp,
+    (scope) =>
+      `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}"`,
+  );
+}
+
 /** A single tools/call request: the one message whose own transaction proves its principal. */
 function isToolCall(body: unknown): boolean {
   if (!body || typeof body !== "object" || Array.isArray(body)) return false;
@@ -133,8 +176,6 @@ const notAllowed = () =>
  */
 export function buildMcpRoutes(options: McpRoutesOptions) {
   const app = new Hono<AppEnv>();
-  const { challenge, metadataUrl } = options;
-  const fingerprintSubject = (canonical: string) => options.fingerprint(canonical).fingerprint;
   const entry = createMcpHttpEntry({
     maxBodyBytes: options.maxBodyBytes,
     onerror: (error) =>
@@ -173,36 +214,9 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
     const refused = await meterPost(body, principal, requestId, { ...options, prove: proven });
     if (refused) return refused;
     admitted.charged(Array.isArray(body) ? Math.max(1, body.length) : 1);
-    let missing = missingScopes(principal, body, options.capabilities);
-    if (missing && principal.unproven) {
-      missing = missingScopes(await proven(), body, options.capabilities);
-    }
-    if (missing) {
-      return insufficientScope(
-        c,
-        missing,
-        (scope) => `${challenge}, error="insufficient_scope", scope="${scope}"`,
-      );
-    }
-    // Step-up (MCP 2025-11-25): only a host holding an OAuth token can re-authorize; an API
-    // token's scopes are what its holder chose, so its calls run as they are.
-    const reauthorizes = metadataUrl && !bearerToken(c.req.raw)?.startsWith(TOKEN_PREFIX);
-    const stepUp = reauthorizes
-      ? await stepUpScopes(principal, body, {
-          db: options.db,
-          capabilities: options.capabilities,
-          fingerprintSubject,
-          prove: proven,
-        })
-      : undefined;
-    if (stepUp) {
-      return insufficientScope(
-        c,
-        stepUp,
-        (scope) =>
-          `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrl}"`,
-      );
-    }
+    const gate = (as: Principal) => scopeRefusal(c, as, body, { ...options, prove: proven });
+    const gated = await gate(principal);
+    if (gated) return gated;
     const serve = (as: Principal, proof?: CredentialProof) =>
       entry.serve(c.req.raw, body, () =>
         createMcpServer(
@@ -233,7 +247,9 @@ export function buildMcpRoutes(options: McpRoutesOptions) {
     }
     const current = await admitted.proven();
     if (proof.state === "pending" && samePrincipal(current, principal)) return response;
-    return serve(current);
+    // Whoever the token names now passes the same gate before it is served: scopes that
+    // narrowed under the same credential get the 403 a looked-up principal would.
+    return (await gate(current)) ?? serve(current);
   });
 
   app.get("/mcp", notAllowed);
