@@ -38,9 +38,9 @@ export const MUTATIONS: readonly Entry[] = [
       name: "what each kind of principal is offered answers a call outside the principal's scopes with 403 and an insufficient_scope challenge",
     },
     mutation: {
-      in: "buildMcpRoutes",
-      find: '(scope) => `${challenge}, error="insufficient_scope", scope="${scope}"`,',
-      replace: "() => challenge,",
+      in: "scopeRefusal",
+      find: '(scope) => `${options.challenge}, error="insufficient_scope", scope="${scope}"`,',
+      replace: "() => options.challenge,",
       why: "a 403 without the insufficient_scope challenge",
     },
   },

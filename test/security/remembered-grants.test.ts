@@ -20,7 +20,12 @@ import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
 import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
-import { connectWithToken, TEST_SECRET_KEY, useSignInSuite } from "../support/sign-in.ts";
+import {
+  connectWithToken,
+  TEST_SECRET_KEY,
+  TestOAuthClient,
+  useSignInSuite,
+} from "../support/sign-in.ts";
 
 /**
  * Decision 041: North remembers the principal of a North access token it looked up, and a tool
@@ -39,6 +44,8 @@ const { db, server, newPage } = useSignInSuite();
 
 let app: ReturnType<typeof buildMcpApp>;
 let logs: string[];
+/** Every text the embeddings provider (a recording stand-in) was asked to embed. */
+const embedded: string[] = [];
 let resolve: ReturnType<typeof createAuthResolver>;
 
 beforeAll(() => {
@@ -56,6 +63,12 @@ beforeAll(() => {
     }),
     logger: captured.logger,
     auditKey: TEST_AUDIT_KEY,
+    embedder: {
+      async embed(texts) {
+        embedded.push(...texts);
+        return texts.map(() => Array.from({ length: 256 }, (_, i) => (i === 0 ? 1 : 0)));
+      },
+    },
   });
 });
 
@@ -80,8 +93,22 @@ const callTool = (name: string, args: Record<string, unknown>) => ({
 });
 const save = (question: string) =>
   callTool("north__working_profile_answer", { question, answer: "Remembered answer." });
+const request = (method: string, params: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0",
+  id: ++ids,
+  method,
+  params,
+});
 
 const profileRows = (tenant: Tenant) => profileRowsOf(db.owner.client, tenant);
+/** The id of the member's (one) consent: what the console revokes. */
+async function consentOf(userId: string): Promise<string> {
+  const [consent] = await db.owner.db
+    .select({ id: ast.oauthConsent.id })
+    .from(ast.oauthConsent)
+    .where(eq(ast.oauthConsent.userId, userId));
+  return consent?.id ?? "";
+}
 const auditRows = (tenant: Tenant) => auditRowsOf(db.owner.client, tenant);
 
 /**
@@ -102,7 +129,7 @@ async function rememberedGrant(
   const first = await post(accessToken, save(`First question of ${who} ${++ids}?`));
   expect(first.status).toBe(200);
   expect(await profileRows(tenant)).toBe(1);
-  return { tenant, apiToken, accessToken };
+  return { tenant, apiToken, accessToken, client: outcome.client };
 }
 
 /**
@@ -143,11 +170,7 @@ describe("a remembered North access token whose grant ended (decision 041)", () 
   it("consent revoked: the next save is refused 401 and writes nothing", async () => {
     const ws = await createWorkspace(db.owner.db);
     const remembered = await rememberedGrant(ws);
-    const [consent] = await db.owner.db
-      .select({ id: ast.oauthConsent.id })
-      .from(ast.oauthConsent)
-      .where(eq(ast.oauthConsent.userId, ws.member.userId));
-    await revokeGrant(db.owner.db, consent?.id ?? "");
+    await revokeGrant(db.owner.db, await consentOf(ws.member.userId));
     await expectRefusedAfter(remembered, "revocation");
   });
 
@@ -256,6 +279,87 @@ describe("a remembered North access token whose grant ended (decision 041)", () 
   });
 });
 
+describe("more ways a remembered grant ends or changes (decision 041, a helper's cases)", () => {
+  it("re-consent for the same client: the old grant's token is refused 401, the new one serves", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    // The same host (same registered client, no tokens kept) connects again, signed in with a
+    // newer API token: North asks for consent, and the new grant ends the remembered one. The
+    // library keeps token times to the second (decision 029): a person takes longer than that.
+    const newer = await createApiToken(db.owner.db, {
+      ...remembered.tenant,
+      scopes: MEMBER_SCOPES,
+      expiresAt: null,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const client = new TestOAuthClient(remembered.client.redirectUri);
+    client.saveClientInformation(remembered.client.clientInformation() as never);
+    const again = await connectWithToken(server.base, await newPage(), newer.token, { client });
+    expect(again.result).toBe("AUTHORIZED");
+    await expectRefusedAfter(remembered, "re-consent");
+    const fresh = await post(again.tokens?.access_token ?? "", save("Asked on the new grant?"));
+    expect(fresh.status).toBe(200);
+    expect(await profileRows(remembered.tenant)).toBe(2);
+  });
+
+  it("the API token that opened the grant expired: the next save is refused 401", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    await db.owner.client`
+      update api_tokens set expires_at = now() - interval '1 second'
+        where id = ${remembered.apiToken.id}`;
+    await expectRefusedAfter(remembered, "the opening token's expiry");
+  });
+
+  it("promoted: the call is refused by the database and served as the manager the member is now", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    await setMemberRole(db.owner.db, { ...remembered.tenant, role: "manager" });
+    const before = logs.length;
+    const response = await post(remembered.accessToken, save("Asked as a manager?"));
+    expect(response.status).toBe(200);
+    expect(await profileRows(remembered.tenant)).toBe(2);
+    expect(logs.slice(before).join("\n")).toContain("credential_refused");
+  });
+
+  it("consent revoked: a memory_remember sends nothing to the embeddings provider", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    await revokeGrant(db.owner.db, await consentOf(ws.member.userId));
+    const secret = `sent by a revoked grant ${++ids}`;
+    const response = await post(
+      remembered.accessToken,
+      callTool("north__memory_remember", { kind: "fact", origin: "stated", body: secret }),
+    );
+    expect(response.status).toBe(401);
+    // A looked-up grant is refused before any handler runs: the provider never sees the text.
+    expect(embedded).not.toContain(secret);
+  });
+
+  it("consent revoked: every other kind of request is refused 401 too, none answered from memory", async () => {
+    const attempts: [string, unknown][] = [
+      ["tools/list", request("tools/list")],
+      ["prompts/list", request("prompts/list")],
+      ["invalid arguments", callTool("north__working_profile_answer", { question: 5 })],
+      ["unknown tool", callTool("north__nothing", {})],
+      ["a batch", [save("In a batch?"), request("tools/list")]],
+      ["a notification", { jsonrpc: "2.0", method: "notifications/initialized" }],
+    ];
+    // One workspace and a fresh remembered grant per attempt: a 401 forgets the token, so
+    // after the first refusal the rest would be looked up whatever the route did.
+    for (const [label, body] of attempts) {
+      const ws = await createWorkspace(db.owner.db);
+      const remembered = await rememberedGrant(ws);
+      const audited = await auditRows(remembered.tenant);
+      await revokeGrant(db.owner.db, await consentOf(ws.member.userId));
+      const response = await post(remembered.accessToken, body);
+      expect(response.status, label).toBe(401);
+      expect(await profileRows(remembered.tenant), label).toBe(1);
+      expect(await auditRows(remembered.tenant), label).toBe(audited);
+    }
+  });
+});
+
 describe("enter_as_oauth_grant (decision 041)", () => {
   it("sets the tenant only for the exact member, client, grant, organisation, role and cap", async () => {
     const ws = await createWorkspace(db.owner.db);
@@ -264,6 +368,11 @@ describe("enter_as_oauth_grant (decision 041)", () => {
       select id, client_id, scope_cap from north_auth.oauth_grant where user_id = ${tenant.userId}`;
     if (!grant) throw new Error("no grant");
     const other = await createWorkspace(db.owner.db);
+    // A colleague's live grant in the same firm: a real grant, client and member to mix in.
+    const colleague = await rememberedGrant(ws, "manager");
+    const [theirs] = await db.owner.client<{ id: string; client_id: string }[]>`
+      select id, client_id from north_auth.oauth_grant where user_id = ${colleague.tenant.userId}`;
+    if (!theirs) throw new Error("no colleague grant");
     const exact = {
       user: tenant.userId,
       client: grant.client_id,
@@ -296,6 +405,10 @@ describe("enter_as_oauth_grant (decision 041)", () => {
       { ...exact, cap: "memory:read" },
       { ...exact, cap: null },
       { ...exact, grant: null as unknown as string },
+      { ...exact, grant: theirs.id },
+      { ...exact, client: theirs.client_id, grant: theirs.id },
+      { ...exact, user: colleague.tenant.userId },
+      { ...exact, user: colleague.tenant.userId, client: theirs.client_id },
     ]) {
       expect(await enter(wrong), JSON.stringify(wrong)).toBe("NA401");
     }

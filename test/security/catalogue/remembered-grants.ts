@@ -8,6 +8,7 @@ import type { Entry } from "../../support/catalogue.ts";
 export const SUITE = "test/security/remembered-grants.test.ts";
 
 const SUITE_NAME = "a remembered North access token whose grant ended (decision 041)";
+const MORE = "more ways a remembered grant ends or changes (decision 041, a helper's cases)";
 
 /** The function no longer asks `resolve_oauth_grant` whether the grant still holds. */
 const UNCHECKED_GRANT = {
@@ -108,6 +109,56 @@ export const MUTATIONS: readonly Entry[] = [
       find: "  if (principal.unproven) {\n    const proven = await options.prove();",
       replace: "  if (principal.unproven && false) {\n    const proven = await options.prove();",
       why: "the step-up decides (and reads the tenant's memories) for a principal nothing proved",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: `${MORE} re-consent for the same client: the old grant's token is refused 401, the new one serves`,
+    },
+    mutation: { ...UNCHECKED_GRANT, why: "the proof accepts a grant a re-consent ended" },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: `${MORE} the API token that opened the grant expired: the next save is refused 401`,
+    },
+    mutation: { ...UNCHECKED_GRANT, why: "the proof does not see the opening token's expiry" },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: `${MORE} promoted: the call is refused by the database and served as the manager the member is now`,
+    },
+    mutation: {
+      in: "enterAsOAuthGrantDefiner",
+      find: "    AND r.role = p_role\n",
+      replace: "",
+      why: "a promoted member's call runs as the member North remembered",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: `${MORE} consent revoked: a memory_remember sends nothing to the embeddings provider`,
+    },
+    mutation: {
+      file: "apps/mcp-server/src/tool-runner.ts",
+      find: 'if (ctx.proof?.state === "pending" && tool.callsOut)',
+      replace: 'if (ctx.proof?.state === "pending" && tool.callsOut && false)',
+      why: "a tool that calls the embeddings provider runs before anything proved the grant",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: `${MORE} consent revoked: every other kind of request is refused 401 too, none answered from memory`,
+    },
+    mutation: {
+      file: "apps/mcp-server/src/routes/mcp.ts",
+      find: "    if (!isToolCall(body)) await proven();\n",
+      replace: "",
+      why: "a request that is not a single tool call is answered as the remembered principal",
     },
   },
   {

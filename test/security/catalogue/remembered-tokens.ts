@@ -89,8 +89,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       in: "buildMcpRoutes",
-      find: "{ ...options, prove: proven }",
-      replace: "options",
+      find: "meterPost(body, principal, requestId, { ...options, prove: proven })",
+      replace: "meterPost(body, principal, requestId, options)",
       why: "the protocol meter audits and answers its refusal for an unproven principal",
     },
   },

@@ -89,11 +89,11 @@ async function scopeRefusal(
   body: unknown,
   options: McpRoutesOptions & { prove: () => Promise<Principal> },
 ): Promise<Response | undefined> {
-  let as = principal;
-  let missing = missingScopes(as, body, options.capabilities);
-  if (missing && as.unproven) {
-    as = await options.prove();
-    missing = missingScopes(as, body, options.capabilities);
+  let who = principal;
+  let missing = missingScopes(who, body, options.capabilities);
+  if (missing && who.unproven) {
+    who = await options.prove();
+    missing = missingScopes(who, body, options.capabilities);
   }
   if (missing) {
     return insufficientScope(
@@ -104,7 +104,7 @@ async function scopeRefusal(
   }
   const { metadataUrl } = options;
   if (!metadataUrl || bearerToken(c.req.raw)?.startsWith(TOKEN_PREFIX)) return undefined;
-  const stepUp = await stepUpScopes(as, body, {
+  const stepUp = await stepUpScopes(who, body, {
     db: options.db,
     capabilities: options.capabilities,
     fingerprintSubject: (canonical) => options.fingerprint(canonical).fingerprint,
