@@ -155,10 +155,10 @@ export const MUTATIONS: readonly Entry[] = [
       name: `${MORE} consent revoked: every other kind of request is refused 401 too, none answered from memory`,
     },
     mutation: {
-      file: "apps/mcp-server/src/routes/mcp.ts",
-      find: "    if (!isToolCall(body)) await proven();\n",
-      replace: "",
-      why: "a request that is not a single tool call is answered as the remembered principal",
+      in: "buildMcpRoutes",
+      find: 'if (!proof || proof.state === "proven") return response;',
+      replace: 'if (!proof || proof.state !== "refused") return response;',
+      why: "a request no transaction proved (a listing, invalid arguments) is answered unproven",
     },
   },
   {
