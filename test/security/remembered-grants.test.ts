@@ -19,6 +19,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import {
+  toolCall as callTool,
+  postMcp,
+  jsonRpcRequest as request,
+  profileSave as save,
+} from "../support/mcp-requests.ts";
 import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
 import {
   connectWithToken,
@@ -73,32 +79,7 @@ beforeAll(() => {
 });
 
 let ids = 0;
-function post(accessToken: string, body: unknown) {
-  return app.request("http://localhost/mcp", {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${accessToken}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": "2025-11-25",
-    },
-    body: JSON.stringify(body),
-  });
-}
-const callTool = (name: string, args: Record<string, unknown>) => ({
-  jsonrpc: "2.0",
-  id: ++ids,
-  method: "tools/call",
-  params: { name, arguments: args },
-});
-const save = (question: string) =>
-  callTool("north__working_profile_answer", { question, answer: "Remembered answer." });
-const request = (method: string, params: Record<string, unknown> = {}) => ({
-  jsonrpc: "2.0",
-  id: ++ids,
-  method,
-  params,
-});
+const post = (accessToken: string, body: unknown) => postMcp(app, accessToken, body);
 
 const profileRows = (tenant: Tenant) => profileRowsOf(db.owner.client, tenant);
 /** The id of the member's (one) consent: what the console revokes. */
@@ -256,16 +237,7 @@ describe("a remembered North access token whose grant ended (decision 041)", () 
       body: "The client prefers short memos.",
       ...subject,
     });
-    const written = await app.request("http://localhost/mcp", {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${colleague.token}`,
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-11-25",
-      },
-      body: JSON.stringify(remember),
-    });
+    const written = await post(colleague.token, remember);
     expect(written.status).toBe(200);
     // Its token carries admin, so the grant may step up to it; the host asked for member scopes.
     const remembered = await rememberedGrant(ws, "manager", [...MEMBER_SCOPES, "admin"]);

@@ -29,6 +29,13 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import {
+  toolCall as callTool,
+  LEGACY_HEADERS,
+  postMcp,
+  jsonRpcRequest as request,
+  profileSave as save,
+} from "../support/mcp-requests.ts";
 import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
 
 /**
@@ -121,29 +128,8 @@ async function tokenFor(tenant: Tenant, options: { expiresAt?: Date; scopes?: Sc
 }
 
 let ids = 0;
-const LEGACY = { "MCP-Protocol-Version": "2025-11-25" };
-function post(token: string, body: unknown, headers: Record<string, string> = LEGACY, on = app) {
-  return on.request("http://localhost/mcp", {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${token}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-}
-const request = (method: string, params: Record<string, unknown> = {}) => ({
-  jsonrpc: "2.0",
-  id: ++ids,
-  method,
-  params,
-});
-const callTool = (name: string, args: Record<string, unknown>) =>
-  request("tools/call", { name, arguments: args });
-const save = (question: string) =>
-  callTool("north__working_profile_answer", { question, answer: "Remembered answer." });
+const post = (token: string, body: unknown, headers = LEGACY_HEADERS, on = app) =>
+  postMcp(on, token, body, headers);
 const rememberMemory = (body: string) =>
   callTool("north__memory_remember", { kind: "fact", origin: "stated", body });
 
@@ -167,7 +153,12 @@ async function rememberedMember(
   });
   const tenant = { organizationId: member.organizationId, userId: member.userId };
   const token = await tokenFor(tenant, { scopes: options.scopes });
-  const first = await post(token.token, save(`First question of ${label}?`), LEGACY, options.on);
+  const first = await post(
+    token.token,
+    save(`First question of ${label}?`),
+    LEGACY_HEADERS,
+    options.on,
+  );
   expect(first.status).toBe(200);
   return { tenant, token };
 }
@@ -232,12 +223,12 @@ describe("work done before the proof comes back (decision 036)", () => {
     const { token } = await rememberedMember("gate-holder", { on: gated });
     const colleague = await rememberedMember("gate-colleague", { on: gated });
     await revokeApiToken(db.owner.db, { id: token.id });
-    const revokedCall = post(token.token, rememberMemory("slow body"), LEGACY, gated);
+    const revokedCall = post(token.token, rememberMemory("slow body"), LEGACY_HEADERS, gated);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const response = await post(
       colleague.token.token,
       save("Asked while a revoked token waits on the provider?"),
-      LEGACY,
+      LEGACY_HEADERS,
       gated,
     );
     const reply = await replyOf(response);
@@ -271,10 +262,12 @@ describe("budgets a revoked remembered token can still spend (decision 036)", ()
     const own = await tokenFor(tenant);
     await revokeApiToken(db.owner.db, { id: leaked.id });
     // The attacker tries once with the revoked token: 401, as expected.
-    expect((await post(leaked.token, save("Attacker's save?"), LEGACY, tight)).status).toBe(401);
+    expect((await post(leaked.token, save("Attacker's save?"), LEGACY_HEADERS, tight)).status).toBe(
+      401,
+    );
     // The member's own, valid token: write 2 of 2 had a lookup refused the attacker first.
     const reply = await replyOf(
-      await post(own.token, save("The member's own save?"), LEGACY, tight),
+      await post(own.token, save("The member's own save?"), LEGACY_HEADERS, tight),
     );
     expect(reply?.result?.structuredContent?.code).toBeUndefined();
     expect(reply?.result?.structuredContent?.outcome).toBe("created");
@@ -299,11 +292,13 @@ describe("budgets a revoked remembered token can still spend (decision 036)", ()
     // Decision 036: "What an attacker holding a revoked token can still do is cost its holder
     // one protocol point". Twenty at once, every one answered 401.
     const burst = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => post(leaked.token, save(`Burst ${i}?`), LEGACY, tight)),
+      Array.from({ length: 20 }, (_, i) =>
+        post(leaked.token, save(`Burst ${i}?`), LEGACY_HEADERS, tight),
+      ),
     );
     expect(burst.map((r) => r.status)).toEqual(burst.map(() => 401));
     // Points 2 (the attacker's one) and 3: the member's own token is still served.
-    const response = await post(own.token, request("tools/list"), LEGACY, tight);
+    const response = await post(own.token, request("tools/list"), LEGACY_HEADERS, tight);
     expect(response.status).toBe(200);
   });
 });
@@ -663,7 +658,7 @@ describe("the last statement (finishWith, decision 036)", () => {
     const response = await post(
       token,
       callTool("north__test_late_failure", {}),
-      LEGACY,
+      LEGACY_HEADERS,
       withWriter,
     );
     expect(await response.text()).toContain("Internal error");

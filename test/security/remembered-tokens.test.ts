@@ -18,6 +18,12 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
+import {
+  toolCall as callTool,
+  postMcp,
+  jsonRpcRequest as request,
+  profileSave as save,
+} from "../support/mcp-requests.ts";
 import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
 
 /**
@@ -69,28 +75,7 @@ async function tokenFor(tenant: Tenant, options: { expiresAt?: Date; scopes?: Sc
 }
 
 let ids = 0;
-function post(token: string, body: unknown) {
-  return app.request("http://localhost/mcp", {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${token}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": "2025-11-25",
-    },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-}
-const request = (method: string, params: Record<string, unknown> = {}) => ({
-  jsonrpc: "2.0",
-  id: ++ids,
-  method,
-  params,
-});
-const callTool = (name: string, args: Record<string, unknown>) =>
-  request("tools/call", { name, arguments: args });
-const save = (question: string) =>
-  callTool("north__working_profile_answer", { question, answer: "Remembered answer." });
+const post = (token: string, body: unknown) => postMcp(app, token, body);
 
 const profileRows = (tenant: Tenant) => profileRowsOf(db.owner.client, tenant);
 const auditRows = (tenant: Tenant) => auditRowsOf(db.owner.client, tenant);

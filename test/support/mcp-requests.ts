@@ -1,0 +1,52 @@
+/**
+ * JSON-RPC bodies and `POST /mcp` as a 2025-era host sends them, for the suites that talk to
+ * `buildMcpApp` in process (`app.request`) with a bearer token and look at the raw response.
+ */
+
+/** What `POST /mcp` is sent to: a Hono app (`buildMcpApp`) answering in process. */
+export interface McpRequestTarget {
+  request(url: string, init: RequestInit): Response | Promise<Response>;
+}
+
+/** The protocol header of the 2025-11-25 revision, which a claim-less request is served as. */
+export const LEGACY_HEADERS: Readonly<Record<string, string>> = {
+  "MCP-Protocol-Version": "2025-11-25",
+};
+
+/** `body` (JSON-encoded unless a string) to `on`'s `/mcp` with `token` as bearer. */
+export function postMcp(
+  on: McpRequestTarget,
+  token: string,
+  body: unknown,
+  headers: Record<string, string> = LEGACY_HEADERS,
+): Promise<Response> {
+  return Promise.resolve(
+    on.request("http://localhost/mcp", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${token}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        ...headers,
+      },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    }),
+  );
+}
+
+let ids = 0;
+
+/** A JSON-RPC request with an id no other request of the process carries. */
+export const jsonRpcRequest = (method: string, params: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0",
+  id: ++ids,
+  method,
+  params,
+});
+
+export const toolCall = (name: string, args: Record<string, unknown>) =>
+  jsonRpcRequest("tools/call", { name, arguments: args });
+
+/** A working-profile save of `question` (each question is a new row). */
+export const profileSave = (question: string) =>
+  toolCall("north__working_profile_answer", { question, answer: "Remembered answer." });
