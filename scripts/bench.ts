@@ -53,6 +53,8 @@ const CLIENTS = benchNumber("BENCH_CLIENTS", 8, { min: 1, integer: true });
  * round's own 2 s warm-up (bench-clients.ts) covers its fresh client process, not that.
  */
 const SERVER_WARMUP_SECONDS = benchNumber("BENCH_SERVER_WARMUP_SECONDS", 20, { min: 0 });
+/** The server's app pool (`NORTH_DB_POOL_MAX`, whose default `north serve` runs). */
+const POOL_MAX = benchNumber("BENCH_POOL_MAX", 10, { min: 1, integer: true });
 const AUDIT_KEY = randomBytes(32).toString("hex");
 
 interface Figures {
@@ -121,12 +123,13 @@ try {
     tokens: scaleTokens,
     tokenIds: scaleTokenIds,
   } = seeded.scale;
-  // The same pool settings as `north serve`: ten connections, a 5 s statement timeout.
+  // The same pool settings as `north serve`: ten connections (`BENCH_POOL_MAX`), a 5 s
+  // statement timeout.
   // PostgreSQL's own CPU, when it runs on this machine (bench-cpu.ts).
   const pgCpu = await postgresCpu(owner.client);
   const pgBackground = postgresBackground(owner.client);
   const app = connectDatabase(appUrl, {
-    max: 10,
+    max: POOL_MAX,
     applicationName: "north-bench",
     statementTimeoutMs: 5_000,
   });
