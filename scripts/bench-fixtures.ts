@@ -93,6 +93,7 @@ export async function seedBench(owner: DatabaseHandle, clients: number) {
   const scaleLawyers = [];
   const scaleTokens: string[] = [];
   const scaleTokenIds: string[] = [];
+  const scaleScopes: string[][] = [];
   for (let i = 0; i < clients; i++) {
     const m = await addMember(owner.db, {
       organizationId: scaleOrg.id,
@@ -107,11 +108,15 @@ export async function seedBench(owner: DatabaseHandle, clients: number) {
     });
     scaleTokens.push(created.token);
     scaleTokenIds.push(created.id);
+    scaleScopes.push(created.scopes);
   }
 
   // Every lawyer calls with a real API token through the production resolver
   // (createAuthResolver): looked up once, then remembered and proven in each call's transaction.
-  const credentials = new Map<string, { token: string; hash: string; id: string }>();
+  const credentials = new Map<
+    string,
+    { token: string; hash: string; id: string; scopes: string[] }
+  >();
   for (const m of [
     ...cohorts.save,
     ...cohorts.read,
@@ -129,13 +134,20 @@ export async function seedBench(owner: DatabaseHandle, clients: number) {
       token: created.token,
       hash: hashToken(created.token),
       id: created.id,
+      scopes: created.scopes,
     });
   }
   return {
     org,
     cohorts,
     apiTokens,
-    scale: { org: scaleOrg, lawyers: scaleLawyers, tokens: scaleTokens, tokenIds: scaleTokenIds },
+    scale: {
+      org: scaleOrg,
+      lawyers: scaleLawyers,
+      tokens: scaleTokens,
+      tokenIds: scaleTokenIds,
+      scopes: scaleScopes,
+    },
     credentials,
   };
 }

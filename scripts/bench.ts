@@ -122,6 +122,7 @@ try {
     lawyers: scaleLawyers,
     tokens: scaleTokens,
     tokenIds: scaleTokenIds,
+    scopes: scaleScopes,
   } = seeded.scale;
   // The same pool settings as `north serve`: ten connections (`BENCH_POOL_MAX`), a 5 s
   // statement timeout.
@@ -246,6 +247,8 @@ try {
     tokenId: string;
     organizationId: string;
     userId: string;
+    /** The token's scopes joined by spaces, as North's proof sends them. */
+    scopes: string;
   }
   const signersOf = (workload: Workload): Signer[] =>
     cohorts[workload].map((m) => ({
@@ -253,6 +256,7 @@ try {
       tokenId: credential(m.userId).id,
       organizationId: m.organizationId,
       userId: m.userId,
+      scopes: credential(m.userId).scopes.join(" "),
     }));
   const list = (values: string[]) => `array[${values.map((v) => `'${v}'`).join(",")}]`;
   /** Of `values`, one per signer, the one of this pgbench client's lawyer (`:lawyer`). */
@@ -276,7 +280,10 @@ SELECT public.enter_as_api_token(${ofLawyer(
   )}, ${ofLawyer(
     signers.map((s) => s.userId),
     "uuid",
-  )}, 'member');`;
+  )}, 'member', ${ofLawyer(
+    signers.map((s) => s.scopes),
+    "text",
+  )});`;
   const tenant = (workload: Workload) => tenantOf(signersOf(workload));
   const auditRow = (tokenId: string, tool: string, outcome: string, target: boolean) =>
     `INSERT INTO audit_events (organization_id, actor_id, token_id, request_id, tool, outcome, target_fingerprint, target_length) VALUES (nullif(current_setting('north.organization_id', true), '')::uuid, nullif(current_setting('north.user_id', true), '')::uuid, ${tokenId}, gen_random_uuid(), '${tool}', '${outcome}', ${target ? "md5(random()::text) || md5(random()::text), 69" : "NULL, NULL"});`;
@@ -496,6 +503,7 @@ COMMIT;
       tokenId: scaleTokenIds[i] ?? "",
       organizationId: scaleOrg.id,
       userId: m.userId,
+      scopes: (scaleScopes[i] ?? []).join(" "),
     }));
     const scaleTokenId = ofLawyer(
       scaleSigners.map((s) => s.tokenId),

@@ -73,10 +73,10 @@ try {
   for (const token of tokens) {
     const r = await resolveApiToken(app.db, token);
     if (r) {
-      const { organizationId, userId, tokenId, role } = r;
+      const { organizationId, userId, tokenId, role, scopes } = r;
       principals.set(token, {
         tenant: { organizationId, userId },
-        proof: { apiTokenHash: hashToken(token), tokenId, role },
+        proof: { apiTokenHash: hashToken(token), tokenId, role, scopes },
       });
     }
   }
@@ -193,8 +193,15 @@ try {
       await Promise.all([
         c.unsafe("begin"),
         c.unsafe(
-          "select public.enter_as_api_token($1, $2, $3, $4, $5)",
-          [proof.apiTokenHash, proof.tokenId, tenant.organizationId, tenant.userId, proof.role],
+          "select public.enter_as_api_token($1, $2, $3, $4, $5, $6)",
+          [
+            proof.apiTokenHash,
+            proof.tokenId,
+            tenant.organizationId,
+            tenant.userId,
+            proof.role,
+            proof.scopes.join(" "),
+          ],
           prepared,
         ),
         c.unsafe(

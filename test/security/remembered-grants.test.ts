@@ -222,6 +222,24 @@ describe("a remembered North access token whose grant ended (decision 041)", () 
     expect(logs.slice(before).join("\n")).toContain("credential_refused");
   });
 
+  it("cap narrowed past memory:write: a forget by subject is the scope gate's 403, not an unknown tool", async () => {
+    const ws = await createWorkspace(db.owner.db);
+    const remembered = await rememberedGrant(ws);
+    // A forget by subject may ask for a step-up, so step-up looks the grant up first: the
+    // member it finds now must still meet the scope gate before the call is served.
+    await db.owner.client`
+      update north_auth.oauth_grant set scope_cap = ${["profile:write", "memory:read"]}
+        where user_id = ${ws.member.userId}`;
+    const audited = await auditRows(remembered.tenant);
+    const response = await post(
+      remembered.accessToken,
+      callTool("north__memory_forget", { subject_type: "client", subject_id: `Acme ${++ids}` }),
+    );
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toContain('scope="memory:write"');
+    expect(await auditRows(remembered.tenant)).toBe(audited);
+  });
+
   it("removed: a forget that would ask a manager to step up is 401, never the step-up's 403", async () => {
     const ws = await createWorkspace(db.owner.db);
     const subject = { subject_type: "client", subject_id: `Acme ${++ids}` };

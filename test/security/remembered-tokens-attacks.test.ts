@@ -514,29 +514,35 @@ describe("a member whose role or membership changed (decision 036, regressions)"
 // ---------------------------------------------------------------------------------------------
 
 describe("enter_as_api_token with a valid token hash and another principal (regression)", () => {
-  it("refuses another firm, another user, another token id or another role, and sets no tenant", async () => {
+  it("refuses another firm, user, token id, role or set of scopes, and sets no tenant", async () => {
     const other = await createWorkspace(db.owner.db, "Enter");
     const minted = await tokenFor(ws.member);
     const { hashToken } = await import("@north/db");
     const hash = hashToken(minted.token);
-    const good = [hash, minted.id, ws.organizationId, ws.member.userId, "member"] as const;
+    const scopes = minted.scopes.join(" ");
+    const good = [hash, minted.id, ws.organizationId, ws.member.userId, "member", scopes] as const;
+    const as = (change: Partial<Record<"org" | "user" | "token" | "role" | "scopes", string>>) => [
+      hash,
+      change.token ?? minted.id,
+      change.org ?? ws.organizationId,
+      change.user ?? ws.member.userId,
+      change.role ?? "member",
+      change.scopes ?? scopes,
+    ];
     const tries: [string, readonly string[]][] = [
-      ["another firm", [hash, minted.id, other.organizationId, ws.member.userId, "member"]],
-      ["another user", [hash, minted.id, ws.organizationId, ws.manager.userId, "member"]],
-      [
-        "another firm's member",
-        [hash, minted.id, other.organizationId, other.member.userId, "member"],
-      ],
-      [
-        "another token id",
-        [hash, other.organizationId, ws.organizationId, ws.member.userId, "member"],
-      ],
-      ["another role", [hash, minted.id, ws.organizationId, ws.member.userId, "manager"]],
+      ["another firm", as({ org: other.organizationId })],
+      ["another user", as({ user: ws.manager.userId })],
+      ["another firm's member", as({ org: other.organizationId, user: other.member.userId })],
+      ["another token id", as({ token: other.organizationId })],
+      ["another role", as({ role: "manager" })],
+      ["fewer scopes", as({ scopes: "memory:read" })],
+      ["more scopes", as({ scopes: `${scopes} admin` })],
+      ["no scopes", as({ scopes: "" })],
     ];
     const enter = (args: readonly string[]) =>
       db.app.client
         .begin(async (tx) => {
-          await tx.unsafe("select public.enter_as_api_token($1, $2, $3, $4, $5)", [...args]);
+          await tx.unsafe("select public.enter_as_api_token($1, $2, $3, $4, $5, $6)", [...args]);
           const [row] = await tx.unsafe(
             "select current_setting('north.organization_id', true) as org, current_setting('north.user_id', true) as usr",
           );

@@ -230,4 +230,24 @@ describe("a remembered API token whose grant ended (decision 036)", () => {
     // The remembered manager was refused by the database and the call served again as the member.
     expect(logs.slice(before).join("\n")).toContain("credential_refused");
   });
+
+  it("scopes narrowed under the same token: a save and a forget are the scope gate's 403", async () => {
+    const { tenant, token } = await rememberedMember("narrowed");
+    // No North path narrows a token's scopes in place (a new token is minted), so an operator's
+    // edit stands in for one: hash, token id, member, role and organisation stay as remembered.
+    await db.owner.client`update api_tokens set scopes = ${["memory:read"]} where id = ${token.id}`;
+    const audited = await auditRows(tenant);
+    const before = logs.length;
+    const saved = await post(token.token, save("Asked past the narrowed scopes?"));
+    expect(saved.status).toBe(403);
+    expect(saved.headers.get("www-authenticate")).toContain('scope="profile:write"');
+    const forget = callTool("north__memory_forget", { subject_type: "client", subject_id: "Acme" });
+    const forgot = await post(token.token, forget);
+    expect(forgot.status).toBe(403);
+    expect(forgot.headers.get("www-authenticate")).toContain('scope="memory:write"');
+    expect(await profileRows(tenant)).toBe(1);
+    expect(await auditRows(tenant)).toBe(audited);
+    // The database refused the remembered scopes: the tool call's own proof met the change.
+    expect(logs.slice(before).join("\n")).toContain("credential_refused");
+  });
 });

@@ -26,6 +26,7 @@ export function proofFor(principal: Principal): CredentialProof | undefined {
       apiTokenHash: unproven.apiTokenHash,
       tokenId: principal.tokenId,
       role: principal.role,
+      scopes: principal.scopes,
     },
     state: "pending",
   };

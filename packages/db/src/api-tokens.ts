@@ -188,13 +188,15 @@ export const ENTER_AS_API_TOKEN_FUNCTION = "enter_as_api_token";
  * Opens a tool call's transaction for a principal North remembered instead of looking up
  * (decision 036): proves, in the same transaction as the call's work, that the token still
  * resolves — by {@link RESOLVE_TOKEN_FUNCTION} itself, so expiry, revocation and membership are
- * the same rule — to exactly this token, organisation, user and role, then sets the tenant.
+ * the same rule — to exactly this token, organisation, user, role and set of scopes (`p_scopes`:
+ * joined by spaces, in any order), then sets the tenant.
  * Anything else raises {@link CREDENTIAL_REFUSED_SQLSTATE}: the transaction is aborted before any
  * statement of the work runs, and no tenant is ever set from a credential that no longer holds.
  */
 export const enterAsApiTokenDefiner = definerFunction({
   name: ENTER_AS_API_TOKEN_FUNCTION,
-  params: "p_token_hash text, p_token_id uuid, p_organization_id uuid, p_user_id uuid, p_role text",
+  params:
+    "p_token_hash text, p_token_id uuid, p_organization_id uuid, p_user_id uuid, p_role text, p_scopes text",
   returns: "void",
   volatility: "VOLATILE",
   body: `BEGIN
@@ -202,7 +204,9 @@ export const enterAsApiTokenDefiner = definerFunction({
   WHERE r.token_id = p_token_id
     AND r.organization_id = p_organization_id
     AND r.user_id = p_user_id
-    AND r.role = p_role;
+    AND r.role = p_role
+    AND r.scopes @> pg_catalog.string_to_array(p_scopes, ' ')
+    AND r.scopes <@ pg_catalog.string_to_array(p_scopes, ' ');
 ${ENTER_IF_FOUND}
 END`,
 });

@@ -25,6 +25,8 @@ export interface ApiTokenProof {
   apiTokenHash: string;
   tokenId: string;
   role: "member" | "manager";
+  /** The token's scopes as the remembered lookup found them. */
+  scopes: readonly string[];
 }
 
 export interface GrantProof {
@@ -41,8 +43,15 @@ export interface GrantProof {
 function enterStatement(tenant: Tenant, proof: TenantProof): RawStatement {
   if ("apiTokenHash" in proof) {
     return {
-      text: `select public.${ENTER_AS_API_TOKEN_FUNCTION}($1, $2, $3, $4, $5)`,
-      params: [proof.apiTokenHash, proof.tokenId, tenant.organizationId, tenant.userId, proof.role],
+      text: `select public.${ENTER_AS_API_TOKEN_FUNCTION}($1, $2, $3, $4, $5, $6)`,
+      params: [
+        proof.apiTokenHash,
+        proof.tokenId,
+        tenant.organizationId,
+        tenant.userId,
+        proof.role,
+        proof.scopes.join(" "),
+      ],
     };
   }
   return {

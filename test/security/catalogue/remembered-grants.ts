@@ -102,6 +102,18 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: SUITE,
+      name: `${SUITE_NAME} cap narrowed past memory:write: a forget by subject is the scope gate's 403, not an unknown tool`,
+    },
+    mutation: {
+      in: "scopeRefusal",
+      find: "if (proven && !samePrincipal(proven, who)) return scopeRefusal(c, proven, body, options);",
+      replace: "",
+      why: "a principal step-up looked up is served without meeting the scope gate: an unknown tool, not the 403",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
       name: `${SUITE_NAME} removed: a forget that would ask a manager to step up is 401, never the step-up's 403`,
     },
     mutation: {

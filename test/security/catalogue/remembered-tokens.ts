@@ -100,9 +100,22 @@ export const MUTATIONS: readonly Entry[] = [
       name: "a remembered API token whose grant ended (decision 036) demoted: the call runs as the member the token names now, never as the remembered manager",
     },
     mutation: {
-      find: "    AND r.user_id = p_user_id\n    AND r.role = p_role;",
-      replace: "    AND r.user_id = p_user_id;",
+      in: "enterAsApiTokenDefiner",
+      find: "    AND r.user_id = p_user_id\n    AND r.role = p_role\n",
+      replace: "    AND r.user_id = p_user_id\n",
       why: "the proof does not compare the role, so a demoted manager runs as a manager",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) scopes narrowed under the same token: a save and a forget are the scope gate's 403",
+    },
+    mutation: {
+      in: "enterAsApiTokenDefiner",
+      find: "    AND r.scopes @> pg_catalog.string_to_array(p_scopes, ' ')\n    AND r.scopes <@ pg_catalog.string_to_array(p_scopes, ' ');",
+      replace: "    ;",
+      why: "the proof does not compare the scopes, so a token narrowed in place keeps the scopes North remembered",
     },
   },
 ];

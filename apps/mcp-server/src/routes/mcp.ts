@@ -104,12 +104,16 @@ async function scopeRefusal(
   }
   const { metadataUrl } = options;
   if (!metadataUrl || bearerToken(c.req.raw)?.startsWith(TOKEN_PREFIX)) return undefined;
+  let proven: Principal | undefined;
   const stepUp = await stepUpScopes(who, body, {
     db: options.db,
     capabilities: options.capabilities,
     fingerprintSubject: (canonical) => options.fingerprint(canonical).fingerprint,
-    prove: options.prove,
+    prove: async () => (proven = await options.prove()),
   });
+  // Step-up looked a remembered principal up: whoever the token names now meets the scope gate
+  // first (proven, so this runs once), as a principal looked up from the start would have.
+  if (proven && !samePrincipal(proven, who)) return scopeRefusal(c, proven, body, options);
   if (!stepUp) return undefined;
   return insufficientScope(
     c,
