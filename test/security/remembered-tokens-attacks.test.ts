@@ -494,6 +494,31 @@ describe("a member whose role or membership changed (decision 036, regressions)"
     expect(await auditRows(tenant)).toBe(audited);
   });
 
+  it("a 2026-07-28 enveloped save is served again as whoever the token names now: narrowed 403, demoted 200", async () => {
+    const enveloping = (question: string) =>
+      [
+        enveloped("tools/call", {
+          name: "north__working_profile_answer",
+          arguments: { question, answer: "Enveloped." },
+        }),
+        modernHeaders("tools/call", "north__working_profile_answer"),
+      ] as const;
+    const narrowed = await rememberedMember("modern-narrowed");
+    await db.owner.client`
+      update api_tokens set scopes = ${["memory:read"]} where id = ${narrowed.token.id}`;
+    const refused = await post(narrowed.token.token, ...enveloping("Past the narrowed scopes?"));
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("www-authenticate")).toContain('scope="profile:write"');
+    const demoted = await rememberedMember("modern-demoted", { role: "manager" });
+    await setMemberRole(db.owner.db, { ...demoted.tenant, role: "member" });
+    const before = logs.length;
+    const served = await post(demoted.token.token, ...enveloping("Asked as a member?"));
+    expect(served.status).toBe(200);
+    expect(logs.slice(before).join("\n")).toContain("credential_refused");
+    expect(await profileRows(narrowed.tenant)).toBe(1);
+    expect(await profileRows(demoted.tenant)).toBe(2);
+  });
+
   it("a token of another firm is never proven as this one: two remembered members, two firms", async () => {
     const other = await createWorkspace(db.owner.db, "Other");
     const a = await tokenFor(ws.member);
