@@ -184,6 +184,19 @@ function authentication(
 }
 
 /**
+ * Sets a header on the finished response. Hono's `c.header` after `next()` copies the whole
+ * response first (its body becomes a stream), a cost on every call; the copy is kept only for a
+ * response whose headers cannot change (one fetched, or `Response.redirect`).
+ */
+function stampHeader(c: Context<AppEnv>, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
+}
+
+/**
  * The whole HTTP surface: `POST /mcp` (Streamable HTTP, stateless: a fresh server and transport
  * per request, JSON responses), `GET /manifest`, `/healthz`, `/readyz` and `/metrics`, each
  * concern a sub-app under routes/. This function is the composition root (each capability is
@@ -215,9 +228,10 @@ export function buildMcpApp(deps: McpAppDeps): Hono<AppEnv> {
   const unauthorized = metadataUrl ? `${challenge}, scope="${MEMBER_SCOPES.join(" ")}"` : challenge;
 
   app.use("*", async (c, next) => {
-    c.set("requestId", randomUUID());
+    const requestId = randomUUID();
+    c.set("requestId", requestId);
     await next();
-    c.header("X-Request-Id", c.get("requestId"));
+    stampHeader(c, "X-Request-Id", requestId);
   });
   app.onError(answerError(deps, capabilities));
 
