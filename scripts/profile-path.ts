@@ -166,8 +166,11 @@ try {
       headers["mcp-method"] = b.method;
       if (b.method === "tools/call") headers["mcp-name"] = (b.params as { name: string }).name;
     }
+    // The length as an HTTP client sends it: without it the body limit reads the body itself.
+    const json = JSON.stringify(b);
+    headers["content-length"] = String(Buffer.byteLength(json));
     const response = await mcp.fetch(
-      new Request("http://127.0.0.1/mcp", { method: "POST", headers, body: JSON.stringify(b) }),
+      new Request("http://127.0.0.1/mcp", { method: "POST", headers, body: json }),
     );
     const text = await response.text();
     if (response.status !== 200 || text.includes('"isError":true') || text.includes('"error"')) {
