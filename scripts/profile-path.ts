@@ -23,6 +23,7 @@ import {
   connectDatabase,
   createApiToken,
   createOrganization,
+  enterStatement,
   hashToken,
   readProfile,
   resolveApiToken,
@@ -190,23 +191,13 @@ try {
       tokenId: proof.tokenId,
       requestId: crypto.randomUUID(),
     });
+    const enter = enterStatement(tenant, proof);
     const c = await app.client.reserve();
     try {
       const prepared = { prepare: true };
       await Promise.all([
         c.unsafe("begin"),
-        c.unsafe(
-          "select public.enter_as_api_token($1, $2, $3, $4, $5, $6)",
-          [
-            proof.apiTokenHash,
-            proof.tokenId,
-            tenant.organizationId,
-            tenant.userId,
-            proof.role,
-            proof.scopes.join(" "),
-          ],
-          prepared,
-        ),
+        c.unsafe(enter.text, enter.params as never[], prepared),
         c.unsafe(
           "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = $1 and owner_user_id = $2 order by created_at, question_id",
           [tenant.organizationId, tenant.userId],

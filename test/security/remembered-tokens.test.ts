@@ -250,4 +250,18 @@ describe("a remembered API token whose grant ended (decision 036)", () => {
     // The database refused the remembered scopes: the tool call's own proof met the change.
     expect(logs.slice(before).join("\n")).toContain("credential_refused");
   });
+
+  it("scopes narrowed to a list with repeats: a call with invalid arguments is the scope gate's 403", async () => {
+    const { tenant, token } = await rememberedMember("repeated");
+    // As many scopes as North remembers, fewer of them: only a comparison of sets tells.
+    const narrowed = ["memory:read", "memory:read", "memory:read"];
+    await db.owner.client`update api_tokens set scopes = ${narrowed} where id = ${token.id}`;
+    const audited = await auditRows(tenant);
+    const invalid = callTool("north__working_profile_answer", { question: 5 });
+    const response = await post(token.token, invalid);
+    // What a token looked up with these scopes gets, not the tool's "invalid arguments".
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toContain('scope="profile:write"');
+    expect(await auditRows(tenant)).toBe(audited);
+  });
 });

@@ -32,14 +32,17 @@ export function proofFor(principal: Principal): CredentialProof | undefined {
   };
 }
 
-/** Whether a lookup found the principal a request was served as: same member, role and token. */
+/**
+ * Whether a lookup found the principal a request was served as: same member, role, token and
+ * set of scopes (compared as sets both ways: a list may repeat a scope).
+ */
 export function samePrincipal(a: Principal, b: Principal): boolean {
   return (
     a.organizationId === b.organizationId &&
     a.userId === b.userId &&
     a.role === b.role &&
     a.tokenId === b.tokenId &&
-    a.scopes.length === b.scopes.length &&
-    a.scopes.every((scope) => b.scopes.includes(scope))
+    a.scopes.every((scope) => b.scopes.includes(scope)) &&
+    b.scopes.every((scope) => a.scopes.includes(scope))
   );
 }

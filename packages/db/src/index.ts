@@ -229,6 +229,7 @@ export {
 } from "./sso.ts";
 export {
   type ApiTokenProof,
+  enterStatement,
   type GrantProof,
   type Tenant,
   type TenantProof,

@@ -40,7 +40,7 @@ export interface GrantProof {
 }
 
 /** The statement that proves `proof` for `tenant` and sets the tenant only if it holds. */
-function enterStatement(tenant: Tenant, proof: TenantProof): RawStatement {
+export function enterStatement(tenant: Tenant, proof: TenantProof): RawStatement {
   if ("apiTokenHash" in proof) {
     return {
       text: `select public.${ENTER_AS_API_TOKEN_FUNCTION}($1, $2, $3, $4, $5, $6)`,

@@ -118,6 +118,19 @@ export const MUTATIONS: readonly Entry[] = [
       why: "the proof does not compare the scopes, so a token narrowed in place keeps the scopes North remembered",
     },
   },
+  {
+    check: {
+      file: SUITE,
+      name: "a remembered API token whose grant ended (decision 036) scopes narrowed to a list with repeats: a call with invalid arguments is the scope gate's 403",
+    },
+    mutation: {
+      in: "samePrincipal",
+      find: "    a.scopes.every((scope) => b.scopes.includes(scope)) &&\n    b.scopes.every((scope) => a.scopes.includes(scope))",
+      replace:
+        "    a.scopes.length === b.scopes.length &&\n    a.scopes.every((scope) => b.scopes.includes(scope))",
+      why: "scopes compared by length and one direction: a narrowed list with repeats passes as the remembered one",
+    },
+  },
 ];
 
 export const SUITES = [SUITE];
