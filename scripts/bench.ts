@@ -258,7 +258,14 @@ try {
       userId: m.userId,
       scopes: credential(m.userId).scopes.join(" "),
     }));
-  const list = (values: string[]) => `array[${values.map((v) => `'${v}'`).join(",")}]`;
+  /**
+   * A text literal for pgbench's script. pgbench reads `:name` as a variable even inside quotes,
+   * so a colon (the scopes') is written as an escape PostgreSQL reads when it parses the
+   * statement: the same constant, no work per transaction.
+   */
+  const literal = (value: string) =>
+    value.includes(":") ? `E'${value.replaceAll(":", "\\x3a")}'` : `'${value}'`;
+  const list = (values: string[]) => `array[${values.map(literal).join(",")}]`;
   /** Of `values`, one per signer, the one of this pgbench client's lawyer (`:lawyer`). */
   const ofLawyer = (values: string[], type: string) => `(${list(values)}::${type}[])[:lawyer]`;
   /**
