@@ -201,7 +201,12 @@ async function runAudited(
       await ctx.limiter.refund(principal, tool.kind);
       throw error;
     }
-    if (isDatabaseUnavailable(error)) throw error;
+    if (isDatabaseUnavailable(error)) {
+      // Nothing proved a remembered credential before the outage stopped its transaction, and a
+      // lookup would have met the outage before the limiter: the point goes back.
+      if (ctx.proof?.state === "pending") await ctx.limiter.refund(principal, tool.kind);
+      throw error;
+    }
     const timedOut = hasSqlState(error, QUERY_CANCELED);
     ctx.logger.error(
       { requestId, tool: tool.name, ...describeError(error) },

@@ -7,6 +7,8 @@
 import type { Entry } from "../../support/catalogue.ts";
 
 export const SUITE = "test/security/remembered-tokens.test.ts";
+/** A remembered token while PostgreSQL is down (test/faults: the suite stops its own server). */
+export const OUTAGE_SUITE = "test/faults/remembered-outage.test.ts";
 
 export const MUTATIONS: readonly Entry[] = [
   {
@@ -131,6 +133,18 @@ export const MUTATIONS: readonly Entry[] = [
       why: "scopes compared by length and one direction: a narrowed list with repeats passes as the remembered one",
     },
   },
+  {
+    check: {
+      file: OUTAGE_SUITE,
+      name: "a remembered API token while PostgreSQL is down (decision 036) calls the outage stopped spend nothing of the member's write budget",
+    },
+    mutation: {
+      in: "runAudited",
+      find: 'if (ctx.proof?.state === "pending") await ctx.limiter.refund(principal, tool.kind);',
+      replace: "",
+      why: "a call the outage stopped before anything proved its remembered credential keeps its point",
+    },
+  },
 ];
 
-export const SUITES = [SUITE];
+export const SUITES = [SUITE, OUTAGE_SUITE];
