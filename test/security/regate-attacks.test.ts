@@ -6,7 +6,9 @@ import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
 import {
   toolCall as callTool,
+  envelopedRequest as enveloped,
   LEGACY_HEADERS,
+  modernHeaders,
   postMcp,
   jsonRpcRequest as request,
   profileSave as save,
@@ -120,20 +122,6 @@ async function shape(response: Response) {
     code: message?.result?.structuredContent?.code,
   };
 }
-
-const MODERN = "2026-07-28";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": MODERN,
-  "io.modelcontextprotocol/clientInfo": { name: "attacker", version: "1" },
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
-const enveloped = (method: string, params: Record<string, unknown> = {}) =>
-  request(method, { ...params, _meta: ENVELOPE });
-const modernHeaders = (method: string, name?: string) => ({
-  "MCP-Protocol-Version": MODERN,
-  "Mcp-Method": method,
-  ...(name ? { "Mcp-Name": name } : {}),
-});
 
 // ---------------------------------------------------------------------------------------------
 // API tokens

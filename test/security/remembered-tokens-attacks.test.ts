@@ -31,7 +31,10 @@ import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
 import {
   toolCall as callTool,
+  MODERN_ENVELOPE as ENVELOPE,
+  envelopedRequest as enveloped,
   LEGACY_HEADERS,
+  modernHeaders,
   postMcp,
   jsonRpcRequest as request,
   profileSave as save,
@@ -306,20 +309,6 @@ describe("budgets a revoked remembered token can still spend (decision 036)", ()
 // ---------------------------------------------------------------------------------------------
 // 3. Every way in, after revocation: none answered from memory (regressions, expected to hold).
 // ---------------------------------------------------------------------------------------------
-
-const MODERN = "2026-07-28";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": MODERN,
-  "io.modelcontextprotocol/clientInfo": { name: "attacker", version: "1" },
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
-const enveloped = (method: string, params: Record<string, unknown> = {}) =>
-  request(method, { ...params, _meta: ENVELOPE });
-const modernHeaders = (method: string, name?: string) => ({
-  "MCP-Protocol-Version": MODERN,
-  "Mcp-Method": method,
-  ...(name ? { "Mcp-Name": name } : {}),
-});
 
 describe("every kind of request after revocation (decision 036, regressions)", () => {
   it("a 2026-07-28 enveloped request of any kind is 401 once the remembered token is revoked", async () => {

@@ -50,3 +50,24 @@ export const toolCall = (name: string, args: Record<string, unknown>) =>
 /** A working-profile save of `question` (each question is a new row). */
 export const profileSave = (question: string) =>
   toolCall("north__working_profile_answer", { question, answer: "Remembered answer." });
+
+/** The 2026-07-28 revision, which every request of it names in its envelope and headers. */
+export const MODERN_REVISION = "2026-07-28";
+
+/** The envelope a 2026-07-28 request carries in `_meta` (SPEC §1). */
+export const MODERN_ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
+  "io.modelcontextprotocol/clientInfo": { name: "attacker", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/** A JSON-RPC request of the 2026-07-28 revision: `params` with the envelope. */
+export const envelopedRequest = (method: string, params: Record<string, unknown> = {}) =>
+  jsonRpcRequest(method, { ...params, _meta: MODERN_ENVELOPE });
+
+/** The headers of a 2026-07-28 request: the revision, its method and (for a call) its name. */
+export const modernHeaders = (method: string, name?: string) => ({
+  "MCP-Protocol-Version": MODERN_REVISION,
+  "Mcp-Method": method,
+  ...(name ? { "Mcp-Name": name } : {}),
+});
