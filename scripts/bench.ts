@@ -341,6 +341,8 @@ COMMIT;
       "2",
       "-T",
       String(SECONDS),
+      // A diagnostic, never the method: pgbench held to a rate (transactions per second).
+      ...(process.env.BENCH_PGBENCH_RATE ? ["-R", process.env.BENCH_PGBENCH_RATE] : []),
       "-f",
       script,
       "-l",
