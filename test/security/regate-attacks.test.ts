@@ -438,6 +438,8 @@ describe("logs and audit rows carry no question, answer or memory text", () => {
     await post(api, token.token, save(secret));
     await setScopes(token.id, PROFILE);
     await post(api, token.token, save(secret));
+    // The refused and re-gated paths ran (and logged), so their lines are what is searched.
+    expect(logs.join("\n")).toContain("credential_refused");
     expect(logs.join("\n")).not.toContain(secret);
     expect(logs.join("\n")).not.toContain("Remembered answer.");
     const [row] = await db.owner.client<{ n: number }[]>`
