@@ -9,6 +9,11 @@ import { describe, expect, it } from "vitest";
 import { createWorkspace } from "./support/fixtures.ts";
 import { capturingLogger } from "./support/logs.ts";
 import { ALL_SCOPES, TEST_AUDIT_KEY, useTestApp } from "./support/mcp.ts";
+import {
+  MODERN_ENVELOPE as ENVELOPE,
+  MODERN_REVISION as MODERN,
+  modernHeaders,
+} from "./support/mcp-requests.ts";
 
 /**
  * MCP 2026-07-28 (stateless, `server/discover`, a version envelope on every request) and the 2025
@@ -18,13 +23,6 @@ import { ALL_SCOPES, TEST_AUDIT_KEY, useTestApp } from "./support/mcp.ts";
 
 const BROWSER_ORIGIN = "http://localhost:6274";
 const { db, harness } = useTestApp({ allowedOrigins: [BROWSER_ORIGIN] });
-
-const MODERN = "2026-07-28";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": MODERN,
-  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0.0.0" },
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
 
 /** The minimal surface the three clients share, so one scenario drives each. */
 interface AnyClient {
@@ -121,12 +119,6 @@ async function post(body: unknown, headers: Record<string, string> = {}) {
   const text = await response.text();
   return { status: response.status, reply: text ? JSON.parse(text) : undefined };
 }
-
-const modernHeaders = (method: string, name?: string) => ({
-  "MCP-Protocol-Version": MODERN,
-  "Mcp-Method": method,
-  ...(name ? { "Mcp-Name": name } : {}),
-});
 
 describe("one North for every protocol revision", () => {
   it("gives the v1 client, the v2 client pinned to 2026-07-28 and the v2 client in auto mode the same tools, prompts, instructions and receipts", async () => {

@@ -6,6 +6,7 @@ import { capturingLogger } from "../support/logs.ts";
 import { TEST_AUDIT_KEY } from "../support/mcp.ts";
 import {
   postMcp,
+  replyOf,
   jsonRpcRequest as request,
   profileSave as save,
 } from "../support/mcp-requests.ts";
@@ -65,17 +66,7 @@ let ids = 0;
 /** The receipt's refusal code or outcome of a save, or the HTTP status when there is none. */
 async function saved(): Promise<string> {
   const response = await postMcp(app, token, save(`Asked during the outage test ${++ids}?`));
-  const text = await response.text();
-  const receipt = (() => {
-    try {
-      const reply = JSON.parse(text) as {
-        result?: { structuredContent?: { code?: string; outcome?: string } };
-      };
-      return reply.result?.structuredContent;
-    } catch {
-      return undefined;
-    }
-  })();
+  const receipt = (await replyOf(response))?.result?.structuredContent;
   return receipt?.code ?? receipt?.outcome ?? `HTTP ${response.status}`;
 }
 

@@ -10,10 +10,11 @@ import {
   LEGACY_HEADERS,
   modernHeaders,
   postMcp,
+  replyOf,
   jsonRpcRequest as request,
   profileSave as save,
 } from "../support/mcp-requests.ts";
-import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
+import { auditRowsOf, consentIdOf, profileRowsOf } from "../support/rows.ts";
 import {
   connectWithToken,
   loopbackRedirectUri,
@@ -103,16 +104,7 @@ async function memoryRows(organizationId: string): Promise<number> {
 
 /** A comparable picture of an answer: status, challenge, and the JSON-RPC error or result kind. */
 async function shape(response: Response) {
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    const data = text.startsWith("{") || text.startsWith("[") ? text : text.split("data: ")[1];
-    body = JSON.parse(data ?? "null");
-  } catch {}
-  const message = body as {
-    error?: { code?: number; message?: string };
-    result?: { isError?: boolean; structuredContent?: { outcome?: string; code?: string } };
-  } | null;
+  const message = await replyOf(response);
   return {
     status: response.status,
     challenge: response.headers.get("www-authenticate"),
@@ -452,12 +444,6 @@ describe("logs and audit rows carry no question, answer or memory text", () => {
 // North access tokens (OAuth)
 // ---------------------------------------------------------------------------------------------
 
-async function consentOf(userId: string): Promise<string> {
-  const [row] = await db.owner.client<{ id: string }[]>`
-    select id from north_auth.oauth_consent where user_id = ${userId}`;
-  return row?.id ?? "";
-}
-
 /** A host connected with `scopes` requested, its access token used once (remembered). */
 async function rememberedGrant(tenant: Tenant, tokenScopes: string[], requested?: string[]) {
   const apiToken = await createApiToken(db.owner.db, {
@@ -671,7 +657,7 @@ describe("caps of a remembered grant (decision 041)", () => {
     await colleagueWroteAbout(firm);
     const { accessToken } = await rememberedGrant(firm.manager, [...MEMBER_SCOPES, "admin"]);
     await db.owner
-      .client`delete from north_auth.oauth_consent where id = ${await consentOf(firm.manager.userId)}`;
+      .client`delete from north_auth.oauth_consent where id = ${await consentIdOf(db.owner.client, firm.manager.userId)}`;
     const response = await post(
       oauthApp,
       accessToken,

@@ -1,5 +1,4 @@
 import {
-  authorizationServerTables as ast,
   createApiToken,
   removeMember,
   revokeApiToken,
@@ -14,7 +13,6 @@ import {
   createRateLimiter,
   createSecretBox,
 } from "@north/mcp-server";
-import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { capturingLogger } from "../support/logs.ts";
@@ -25,7 +23,7 @@ import {
   jsonRpcRequest as request,
   profileSave as save,
 } from "../support/mcp-requests.ts";
-import { auditRowsOf, profileRowsOf } from "../support/rows.ts";
+import { auditRowsOf, consentIdOf, profileRowsOf } from "../support/rows.ts";
 import {
   connectWithToken,
   TEST_SECRET_KEY,
@@ -82,14 +80,6 @@ let ids = 0;
 const post = (accessToken: string, body: unknown) => postMcp(app, accessToken, body);
 
 const profileRows = (tenant: Tenant) => profileRowsOf(db.owner.client, tenant);
-/** The id of the member's (one) consent: what the console revokes. */
-async function consentOf(userId: string): Promise<string> {
-  const [consent] = await db.owner.db
-    .select({ id: ast.oauthConsent.id })
-    .from(ast.oauthConsent)
-    .where(eq(ast.oauthConsent.userId, userId));
-  return consent?.id ?? "";
-}
 const auditRows = (tenant: Tenant) => auditRowsOf(db.owner.client, tenant);
 
 /**
@@ -151,7 +141,7 @@ describe("a remembered North access token whose grant ended (decision 041)", () 
   it("consent revoked: the next save is refused 401 and writes nothing", async () => {
     const ws = await createWorkspace(db.owner.db);
     const remembered = await rememberedGrant(ws);
-    await revokeGrant(db.owner.db, await consentOf(ws.member.userId));
+    await revokeGrant(db.owner.db, await consentIdOf(db.owner.client, ws.member.userId));
     await expectRefusedAfter(remembered, "revocation");
   });
 
@@ -315,7 +305,7 @@ describe("more ways a remembered grant ends or changes (decision 041, a helper's
   it("consent revoked: a memory_remember sends nothing to the embeddings provider", async () => {
     const ws = await createWorkspace(db.owner.db);
     const remembered = await rememberedGrant(ws);
-    await revokeGrant(db.owner.db, await consentOf(ws.member.userId));
+    await revokeGrant(db.owner.db, await consentIdOf(db.owner.client, ws.member.userId));
     const secret = `sent by a revoked grant ${++ids}`;
     const response = await post(
       remembered.accessToken,
@@ -341,7 +331,7 @@ describe("more ways a remembered grant ends or changes (decision 041, a helper's
       const ws = await createWorkspace(db.owner.db);
       const remembered = await rememberedGrant(ws);
       const audited = await auditRows(remembered.tenant);
-      await revokeGrant(db.owner.db, await consentOf(ws.member.userId));
+      await revokeGrant(db.owner.db, await consentIdOf(db.owner.client, ws.member.userId));
       const response = await post(remembered.accessToken, body);
       expect(response.status, label).toBe(401);
       expect(await profileRows(remembered.tenant), label).toBe(1);

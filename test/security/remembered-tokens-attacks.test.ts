@@ -36,6 +36,7 @@ import {
   LEGACY_HEADERS,
   modernHeaders,
   postMcp,
+  replyOf,
   jsonRpcRequest as request,
   profileSave as save,
 } from "../support/mcp-requests.ts";
@@ -164,17 +165,6 @@ async function rememberedMember(
   );
   expect(first.status).toBe(200);
   return { tenant, token };
-}
-
-/** The JSON-RPC result of a JSON response (or of the first SSE frame). */
-interface Reply {
-  result?: { isError?: boolean; structuredContent?: { code?: string; outcome?: string } };
-}
-async function replyOf(response: Response): Promise<Reply | undefined> {
-  const text = await response.text();
-  if (!text) return undefined;
-  const data = text.startsWith("{") || text.startsWith("[") ? text : text.split("data: ")[1];
-  return JSON.parse(data ?? "null");
 }
 
 // ---------------------------------------------------------------------------------------------

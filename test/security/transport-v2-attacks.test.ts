@@ -2,6 +2,11 @@ import { createRateLimiter } from "@north/mcp-server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "../support/fixtures.ts";
 import { createTestApp, type TestApp, useTestApp } from "../support/mcp.ts";
+import {
+  MODERN_ENVELOPE as ENVELOPE,
+  MODERN_REVISION as MODERN,
+  modernHeaders,
+} from "../support/mcp-requests.ts";
 
 /**
  * Attacks on the MCP transport as moved to the SDK's v2 line (createMcpHttpEntry): 2026-07-28
@@ -9,12 +14,6 @@ import { createTestApp, type TestApp, useTestApp } from "../support/mcp.ts";
  * 2025-06-18 on the same /mcp. Each test asserts the safe behaviour; a failing one is a weakness.
  */
 
-const MODERN = "2026-07-28";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": MODERN,
-  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0.0.0" },
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
 const envelopeFor = (version: string) => ({
   ...ENVELOPE,
   "io.modelcontextprotocol/protocolVersion": version,
@@ -26,12 +25,6 @@ let ws: Workspace;
 
 beforeAll(async () => {
   ws = await createWorkspace(db.owner.db);
-});
-
-const modernHeaders = (method: string, name?: string) => ({
-  "MCP-Protocol-Version": MODERN,
-  "Mcp-Method": method,
-  ...(name ? { "Mcp-Name": name } : {}),
 });
 
 interface Reply {

@@ -57,7 +57,7 @@ export const MODERN_REVISION = "2026-07-28";
 /** The envelope a 2026-07-28 request carries in `_meta` (SPEC §1). */
 export const MODERN_ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": MODERN_REVISION,
-  "io.modelcontextprotocol/clientInfo": { name: "attacker", version: "1" },
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "0.0.0" },
   "io.modelcontextprotocol/clientCapabilities": {},
 };
 
@@ -71,3 +71,28 @@ export const modernHeaders = (method: string, name?: string) => ({
   "Mcp-Method": method,
   ...(name ? { "Mcp-Name": name } : {}),
 });
+
+/** A JSON-RPC answer as the suites read it: a result (a tool's receipt) or an error. */
+export interface JsonRpcReply {
+  result?: {
+    isError?: boolean;
+    structuredContent?: { code?: string; outcome?: string };
+    [key: string]: unknown;
+  };
+  error?: { code?: number; message?: string; data?: unknown };
+}
+
+/**
+ * The JSON-RPC message of a `/mcp` answer: the JSON body, or the first frame of an event
+ * stream; undefined when the body is empty or is not JSON (an HTTP refusal's text).
+ */
+export async function replyOf(response: Response): Promise<JsonRpcReply | undefined> {
+  const text = await response.text();
+  const data = text.startsWith("{") || text.startsWith("[") ? text : text.split("data: ")[1];
+  if (!data) return undefined;
+  try {
+    return JSON.parse(data) as JsonRpcReply;
+  } catch {
+    return undefined;
+  }
+}

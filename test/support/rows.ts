@@ -14,3 +14,10 @@ export async function auditRowsOf(owner: postgres.Sql, tenant: Tenant): Promise<
     select count(*)::int as n from audit_events where actor_id = ${tenant.userId}`;
   return row?.n ?? 0;
 }
+
+/** The id of a member's (one) consent to a host: what the console revokes. */
+export async function consentIdOf(owner: postgres.Sql, userId: string): Promise<string> {
+  const [row] = await owner<{ id: string }[]>`
+    select id from north_auth.oauth_consent where user_id = ${userId}`;
+  return row?.id ?? "";
+}
