@@ -230,6 +230,8 @@ describe("work done before the proof comes back (decision 036)", () => {
     // must be served, not refused as over the firm's share.
     expect(reply?.result?.structuredContent?.code).toBeUndefined();
     expect(reply?.result?.isError ?? false).toBe(false);
+    // A reply that could not be read at all passes the two above: the save's receipt is required.
+    expect(reply?.result?.structuredContent?.outcome).toBe("created");
   });
 });
 

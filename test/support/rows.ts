@@ -15,9 +15,13 @@ export async function auditRowsOf(owner: postgres.Sql, tenant: Tenant): Promise<
   return row?.n ?? 0;
 }
 
-/** The id of a member's (one) consent to a host: what the console revokes. */
+/**
+ * The id of a member's (one) consent to a host: what the console revokes. Throws when there is
+ * none, so a fixture that never consented fails as such, not as a revocation that did nothing.
+ */
 export async function consentIdOf(owner: postgres.Sql, userId: string): Promise<string> {
   const [row] = await owner<{ id: string }[]>`
     select id from north_auth.oauth_consent where user_id = ${userId}`;
-  return row?.id ?? "";
+  if (!row) throw new Error("the member has no consent to revoke");
+  return row.id;
 }
