@@ -11,7 +11,7 @@ import {
   type Tx,
 } from "@north/db";
 import type { Context } from "hono";
-import type { ConsoleApp, ConsoleContext, Env } from "../context.ts";
+import type { ConsoleApp, ConsoleContext, Env, PageWork } from "../context.ts";
 import {
   confirmPage,
   type MemoryTarget,
@@ -79,6 +79,59 @@ type Found =
   | { review: MemoryReview }
   | { front: Awaited<ReturnType<typeof frontPage>>; types: string[]; withheld: number };
 
+/**
+ * What the organisation holds of a subject: its review, or, when nothing of that type is held,
+ * the front page with the other types the name is held under and how many memories about it
+ * sit behind a wall this manager may not see (SPEC §5a: counted, never read).
+ */
+async function findHeld(
+  tx: Tx,
+  organizationId: string,
+  scope: ForgetTarget,
+  audit: string | undefined,
+): Promise<PageWork<Found>> {
+  const review = await reviewMemories(tx, { organizationId, scope, limit: REVIEW_LIMIT });
+  if (review.total > 0) return { value: { review }, outcome: "read", target: audit };
+  // Nothing of this type: say under which types the name is held, if any.
+  const anyType =
+    "subjectFingerprint" in scope && scope.subjectType
+      ? await reviewMemories(tx, {
+          organizationId,
+          scope: { subjectFingerprint: scope.subjectFingerprint },
+          limit: REVIEW_LIMIT,
+        })
+      : undefined;
+  const types = [...new Set(anyType?.memories.map((m) => m.subjectType ?? "") ?? [])];
+  const front = await frontPage(tx, organizationId);
+  const withheld =
+    "subjectFingerprint" in scope
+      ? await memoriesWithheld(tx, {
+          subjectFingerprint: scope.subjectFingerprint,
+          subjectType: scope.subjectType,
+        })
+      : 0;
+  return { value: { front, types, withheld }, outcome: "read", target: audit };
+}
+
+/** What the front page says when a search found nothing this manager may see. */
+function nothingHeldNotice(
+  target: { type?: string; id: string },
+  found: { types: string[]; withheld: number },
+): Notice {
+  const named = `${target.type ? `${target.type} ` : ""}“${target.id}”`;
+  if (found.withheld > 0) {
+    return {
+      tone: "info",
+      text: `Nothing you may see is held about ${named}. ${found.withheld} memories about it sit in matters you are screened from or not on: only their team can see them.`,
+    };
+  }
+  const elsewhere =
+    found.types.length > 0
+      ? ` It is held under another type (${found.types.join(", ")}): search again with that type, or leave the type empty.`
+      : " Matching already ignores case, accents and spacing: check the spelling against the subjects held below.";
+  return { tone: "info", text: `Nothing is held about ${named}.${elsewhere}` };
+}
+
 /** The message after an erasure: the redirect carries counts only (SPEC §8). */
 function erasedNotice(erased?: string, remaining?: string): Notice | undefined {
   if (!/^\d{1,6}$/.test(erased ?? "")) return undefined;
@@ -117,49 +170,15 @@ export function memoryRoutes(app: ConsoleApp, ctx: ConsoleContext): void {
       return badTarget(c, ctx, "error" in target ? target.error : "Give the subject to look up.");
     }
     const { scope, audit } = storeTarget(ctx, target);
-    const found = await ctx.asManager<Found>(c, "admin_memory_held", async (tx, tenant) => {
-      const { organizationId } = tenant;
-      const review = await reviewMemories(tx, { organizationId, scope, limit: REVIEW_LIMIT });
-      if (review.total > 0) return { value: { review }, outcome: "read" as const, target: audit };
-      // Nothing of this type: say under which types the name is held, if any.
-      const anyType =
-        "subjectFingerprint" in scope && scope.subjectType
-          ? await reviewMemories(tx, {
-              organizationId,
-              scope: { subjectFingerprint: scope.subjectFingerprint },
-              limit: REVIEW_LIMIT,
-            })
-          : undefined;
-      const types = [...new Set(anyType?.memories.map((m) => m.subjectType ?? "") ?? [])];
-      const front = await frontPage(tx, organizationId);
-      // Behind a wall this manager may not see (SPEC §5a): counted, never read.
-      const withheld =
-        "subjectFingerprint" in scope
-          ? await memoriesWithheld(tx, {
-              subjectFingerprint: scope.subjectFingerprint,
-              subjectType: scope.subjectType,
-            })
-          : 0;
-      return { value: { front, types, withheld }, outcome: "read" as const, target: audit };
-    });
+    const found = await ctx.asManager<Found>(c, "admin_memory_held", (tx, tenant) =>
+      findHeld(tx, tenant.organizationId, scope, audit),
+    );
     if ("review" in found) {
       // Named as its newest memory spells it, whatever the spelling searched.
       const id = found.review.memories.find((m) => m.subjectId)?.subjectId ?? target.id;
       return c.html(reviewPage({ target: { ...target, id }, review: found.review }, csrfOf(c)));
     }
-    const elsewhere =
-      found.types.length > 0
-        ? ` It is held under another type (${found.types.join(", ")}): search again with that type, or leave the type empty.`
-        : " Matching already ignores case, accents and spacing: check the spelling against the subjects held below.";
-    const walled =
-      found.withheld > 0
-        ? ` ${found.withheld} memories about it sit in matters you are screened from or not on: only their team can see them.`
-        : "";
-    const text =
-      found.withheld > 0
-        ? `Nothing you may see is held about ${target.type ? `${target.type} ` : ""}“${target.id}”.${walled}`
-        : `Nothing is held about ${target.type ? `${target.type} ` : ""}“${target.id}”.${elsewhere}`;
-    const notice: Notice = { tone: "info", text };
+    const notice = nothingHeldNotice(target, found);
     return c.html(memoriesPage({ ...found.front, notice, typed: target }, csrfOf(c)));
   });
 
