@@ -48,8 +48,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       in: "LIVE_MEMORY",
-      find: "gt(memories.expiresAt, sql`now()`),",
-      replace: "",
+      find: "or(gt(memories.expiresAt, sql`now()`), IN_HELD_MATTER) as SQL,",
+      replace: "sql`true`,",
       why: "recall without `expires_at > now()`",
     },
   },
@@ -71,10 +71,11 @@ export const MUTATIONS: readonly Entry[] = [
       name: "isolation shares memories with every member of the organization and no other organization",
     },
     mutation: {
-      file: "drizzle/0004_memories.sql",
-      find: "FOR SELECT TO \"app_role\" USING (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid);",
+      // 0022 redefined the policy 0004 created: the migration that has the last word.
+      file: "drizzle/0022_matters.sql",
+      find: "ALTER POLICY \"memories_tenant_select\" ON \"memories\" TO app_role USING (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and",
       replace:
-        "FOR SELECT TO \"app_role\" USING (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and author_id = nullif(current_setting('north.user_id', true), '')::uuid);",
+        "ALTER POLICY \"memories_tenant_select\" ON \"memories\" TO app_role USING (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and author_id = nullif(current_setting('north.user_id', true), '')::uuid and",
       why: "memories copied the profile's owner-only select policy: colleagues see nothing",
     },
   },

@@ -188,21 +188,44 @@ describe("20. the memory store", () => {
       expires_in_days: 1,
     });
     const id = created.structured?.memory_id as string;
+    // A live memory beside it: recall answers, and leaves out only the expired one.
+    const kept = await remember(client, {
+      kind: "fact",
+      body: "Old Co pays by wire.",
+      origin: "stated",
+      ...subject,
+    });
+    const keptId = kept.structured?.memory_id as string;
+    const recalled = async (args: Record<string, unknown> = {}) =>
+      (await recall(client, args)).structured.memories.map((m) => m.memory_id);
+    expect((await recalled()).sort()).toEqual([id, keptId].sort());
     await db.owner
       .client`update memories set expires_at = now() - interval '1 second' where id = ${id}`;
-    expect((await recall(client)).structured.memories).toEqual([]);
-    expect((await recall(client, { query: "settles" })).structured.memories).toEqual([]);
-    expect((await held(client, "counterparty", "Old Co")).structured.memories[0]).toMatchObject({
-      state: "expired",
-      body: "Old Co settles late.",
-    });
+    expect(await recalled()).toEqual([keptId]);
+    expect(await recalled({ query: "settles" })).toEqual([]);
+    expect(await recalled({ query: "Old Co" })).toEqual([keptId]);
+    const states = async () =>
+      (await held(client, "counterparty", "Old Co")).structured.memories
+        .map(({ memory_id, state, body }) => ({ memory_id, state, body }))
+        .sort((a, b) => a.memory_id.localeCompare(b.memory_id));
+    const byId = <T extends { memory_id: string }>(rows: T[]) =>
+      rows.sort((a, b) => a.memory_id.localeCompare(b.memory_id));
+    expect(await states()).toEqual(
+      byId([
+        { memory_id: id, state: "expired", body: "Old Co settles late." },
+        { memory_id: keptId, state: "live", body: "Old Co pays by wire." },
+      ]),
+    );
 
     const purged = await purgeExpiredMemories(db.maintenance.db);
     expect(purged.purged).toBeGreaterThanOrEqual(1);
-    expect((await held(client, "counterparty", "Old Co")).structured.memories[0]).toMatchObject({
-      state: "purged",
-      body: null,
-    });
+    // The expired body is gone; the live memory keeps its own.
+    expect(await states()).toEqual(
+      byId([
+        { memory_id: id, state: "purged", body: null },
+        { memory_id: keptId, state: "live", body: "Old Co pays by wire." },
+      ]),
+    );
     const [audit] = await db.owner
       .client`select tool, outcome, affected from audit_events where organization_id = ${ws.organizationId} and tool = 'north_purge'`;
     expect(audit).toMatchObject({ tool: "north_purge", outcome: "purged", affected: 1 });
