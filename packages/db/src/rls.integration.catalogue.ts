@@ -27,10 +27,11 @@ export const MUTATIONS: readonly Entry[] = [
       name: "row-level security matrix for the app login role 'memories' × 'insert' × 'same-org user' → 'denied'",
     },
     mutation: {
-      file: "drizzle/0004_memories.sql",
-      find: "FOR INSERT TO \"app_role\" WITH CHECK (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and author_id = nullif(current_setting('north.user_id', true), '')::uuid);",
+      // 0022 redefined the policy 0004 created: the migration that has the last word.
+      file: "drizzle/0022_matters.sql",
+      find: "ALTER POLICY \"memories_tenant_insert\" ON \"memories\" TO app_role WITH CHECK (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and author_id = nullif(current_setting('north.user_id', true), '')::uuid and",
       replace:
-        "FOR INSERT TO \"app_role\" WITH CHECK (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid);",
+        "ALTER POLICY \"memories_tenant_insert\" ON \"memories\" TO app_role WITH CHECK (organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and",
       why: "memories may be written in a colleague's name",
     },
   },
