@@ -24,6 +24,9 @@
  *   --check-isolation    first run each selected check alone, unmutated, and require it to pass
  *                        (finds checks that only pass after another test; doubles the time)
  *   --write-doc          regenerate the per-check table in docs/acceptance.md (whole catalogue)
+ *   --update-doc         with --only: rewrite the result of the entries tried in that table, and
+ *                        keep every other row's result from the last full run (a row whose
+ *                        mutation changed since then reads "not run")
  *   --dry-run            only check that every `find` occurs exactly once; run nothing
  */
 import { spawnSync } from "node:child_process";
@@ -71,6 +74,7 @@ function parseArgs(argv: readonly string[]) {
     only: [] as string[],
     isolation: false,
     writeDoc: false,
+    updateDoc: false,
     dryRun: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -81,18 +85,22 @@ function parseArgs(argv: readonly string[]) {
       options.only.push(substring);
     } else if (arg === "--check-isolation") options.isolation = true;
     else if (arg === "--write-doc") options.writeDoc = true;
+    else if (arg === "--update-doc") options.updateDoc = true;
     else if (arg === "--dry-run") options.dryRun = true;
     else usage(`unknown argument ${arg}`);
   }
   if (options.writeDoc && options.only.length > 0) {
     usage("--write-doc regenerates the table from a run of the whole catalogue; drop --only");
   }
+  if (options.updateDoc && options.only.length === 0) {
+    usage("--update-doc rewrites the rows of the entries --only selects; for all, use --write-doc");
+  }
   return options;
 }
 
 function usage(problem: string): never {
   process.stderr.write(
-    `${problem}\nusage: bun run test:acceptance-mutations [--only <substring>] [--check-isolation] [--write-doc] [--dry-run]\n`,
+    `${problem}\nusage: bun run test:acceptance-mutations [--only <substring>] [--check-isolation] [--write-doc | --update-doc] [--dry-run]\n`,
   );
   process.exit(2);
 }
@@ -269,6 +277,7 @@ async function main() {
   const elapsed = (performance.now() - started) / 1000;
   if (options.writeDoc)
     writeDoc(results, baseline, { startedAt, elapsed, isolation: options.isolation });
+  if (options.updateDoc) writeDoc(results, baseline, { startedAt, elapsed, partial: true });
   process.stdout.write(
     `took ${formatDuration(elapsed)}; ${noMutation.length} check(s) listed without a mutation\n`,
   );
@@ -287,12 +296,52 @@ function formatDuration(seconds: number): string {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
+/** A table row's identity: its check and its mutation, as the table writes them. */
+const rowKey = (file: string, name: string, mutation: string) =>
+  [`\`${file}\``, cell(name), cell(mutation)].join("\u0000");
+
+/** The result column of the table in `doc`, by {@link rowKey}. */
+function tableResults(doc: string): Map<string, string> {
+  const results = new Map<string, string>();
+  const section = doc.slice(doc.indexOf(DOC_BEGIN), doc.indexOf(DOC_END));
+  for (const line of section.split("\n")) {
+    if (!line.startsWith("| `")) continue;
+    // Cells are split at pipes the table did not escape; the formatter pads them with spaces.
+    const cells = line
+      .slice(1, -1)
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim());
+    const [file, name, mutation, result] = cells;
+    if (cells.length !== 4 || !file || !name || !mutation || !result) continue;
+    results.set([file, name, mutation].join("\u0000"), result);
+  }
+  return results;
+}
+
+/** Where a check's row stood in the table read by {@link tableResults}; a new check goes last. */
+function placeIn(earlier: Map<string, string>, check: Check): number {
+  const prefix = rowKey(check.file, check.name, "").slice(0, -1);
+  const index = [...earlier.keys()].findIndex((key) => key.startsWith(`${prefix}\u0000`));
+  return index === -1 ? earlier.size : index;
+}
+
+/** The summary lines of the table's last full run and of later partial ones, kept by another. */
+function lastFullRun(doc: string): string[] {
+  const section = doc.slice(doc.indexOf(DOC_BEGIN), doc.indexOf(DOC_END));
+  return section
+    .split("\n")
+    .filter((line) => line.startsWith("Last full run:") || line.startsWith("Tried again"));
+}
+
 function writeDoc(
   results: Map<Entry, Result>,
   baseline: VitestRun,
-  run: { startedAt: Date; elapsed: number; isolation: boolean },
+  run: { startedAt: Date; elapsed: number; isolation?: boolean; partial?: boolean },
 ) {
   const { startedAt, elapsed } = run;
+  const doc = readFileSync(DOC, "utf8");
+  /** A partial run keeps what the table said of every row it did not try. */
+  const earlier = run.partial ? tableResults(doc) : new Map<string, string>();
   const lineOf = (check: Check) => testsOf(baseline, check)[0]?.location?.line ?? 0;
   const date = startedAt.toISOString().slice(0, 10);
   const outcome = (r: Result | undefined) =>
@@ -312,11 +361,10 @@ function writeDoc(
         .filter((f, i, all) => all.indexOf(f) === i)
         .map((f) => `\`${f}\``)
         .join(" + ");
-      return {
-        check: e.check,
-        mutation: `${where}: ${e.mutation.why}`,
-        result: outcome(results.get(e)),
-      };
+      const mutation = `${where}: ${e.mutation.why}`;
+      const tried = results.get(e);
+      const kept = tried ? undefined : earlier.get(rowKey(e.check.file, e.check.name, mutation));
+      return { check: e.check, mutation, result: kept ?? outcome(tried) };
     }),
     ...NO_MUTATION.map((e) => ({
       check: e.check,
@@ -324,9 +372,12 @@ function writeDoc(
       result: "no product mutation",
     })),
   ].sort(
-    (a, b) =>
-      SUITES.indexOf(a.check.file) - SUITES.indexOf(b.check.file) ||
-      lineOf(a.check) - lineOf(b.check),
+    run.partial
+      ? // The baseline of a partial run holds only its own suites: the table keeps its order.
+        (a, b) => placeIn(earlier, a.check) - placeIn(earlier, b.check)
+      : (a, b) =>
+          SUITES.indexOf(a.check.file) - SUITES.indexOf(b.check.file) ||
+          lineOf(a.check) - lineOf(b.check),
   );
   const table = [
     "| test file | check | mutation (file: why) | result |",
@@ -335,16 +386,22 @@ function writeDoc(
       (r) => `| \`${r.check.file}\` | ${cell(r.check.name)} | ${cell(r.mutation)} | ${r.result} |`,
     ),
   ];
+  const summary = run.partial
+    ? [
+        ...lastFullRun(doc),
+        `Tried again on their own since: ${results.size} ${results.size === 1 ? "entry" : "entries"} on ${date} (\`--update-doc\`), ${killed} killed; their rows say so.`,
+      ]
+    : [
+        `Last full run: ${date}, ${MUTATIONS.length} mutations tried, ${killed} killed, ${NO_MUTATION.length} check(s) without a mutation; ${formatDuration(elapsed)} on ${availableParallelism()} cores (one vitest run with its own embedded PostgreSQL per entry, one at a time)${run.isolation ? "; with `--check-isolation`, so every check also passed alone, unmutated, first" : ""}.`,
+      ];
   const section = [
     DOC_BEGIN,
-    "<!-- Generated by `bun run test:acceptance-mutations --write-doc`; edit scripts/acceptance-mutations.ts, not this table. -->",
+    "<!-- Generated by `bun run test:acceptance-mutations --write-doc` (or `--update-doc`); edit scripts/acceptance-mutations.ts, not this table. -->",
     "",
-    `Last full run: ${date}, ${MUTATIONS.length} mutations tried, ${killed} killed, ${NO_MUTATION.length} check(s) without a mutation; ${formatDuration(elapsed)} on ${availableParallelism()} cores (one vitest run with its own embedded PostgreSQL per entry, one at a time)${run.isolation ? "; with `--check-isolation`, so every check also passed alone, unmutated, first" : ""}.`,
-    "",
+    ...summary.flatMap((line) => [line, ""]),
     ...table,
     DOC_END,
   ].join("\n");
-  const doc = readFileSync(DOC, "utf8");
   const begin = doc.indexOf(DOC_BEGIN);
   const end = doc.indexOf(DOC_END);
   const next =
