@@ -80,7 +80,7 @@ export const MUTATIONS: readonly Entry[] = [
       in: "enterAsApiTokenDefiner",
       find: "  PERFORM 1 FROM public.${RESOLVE_TOKEN_FUNCTION}(p_token_hash) r",
       replace:
-        "  PERFORM 1 FROM (SELECT p_token_id AS token_id, p_organization_id AS organization_id, p_user_id AS user_id, p_role AS role) r",
+        "  PERFORM 1 FROM (SELECT p_token_id AS token_id, p_organization_id AS organization_id, p_user_id AS user_id, p_role AS role, pg_catalog.string_to_array(p_scopes, ' ') AS scopes) r",
       why: "the proof sets the tenant whatever the token says",
     },
   },
