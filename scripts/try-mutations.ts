@@ -296,15 +296,24 @@ function formatDuration(seconds: number): string {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
-/** A table row's identity: its check and its mutation, as the table writes them. */
-const rowKey = (file: string, name: string, mutation: string) =>
-  [`\`${file}\``, cell(name), cell(mutation)].join("\u0000");
+/** The lines of the generated section of `doc`. */
+const tableSection = (doc: string) =>
+  doc.slice(doc.indexOf(DOC_BEGIN), doc.indexOf(DOC_END)).split("\n");
 
-/** The result column of the table in `doc`, by {@link rowKey}. */
-function tableResults(doc: string): Map<string, string> {
+/** A check as the table writes it, and a row: that check and its mutation. */
+const checkKey = (file: string, name: string) => `\`${file}\`\u0000${cell(name)}`;
+const rowKey = (check: Check, mutation: string) =>
+  `${checkKey(check.file, check.name)}\u0000${cell(mutation)}`;
+
+/**
+ * What the table in `doc` says: each row's result by {@link rowKey}, each check's place by
+ * {@link checkKey}, and its summary lines (the last full run's, and any partial run's since).
+ */
+function readTable(doc: string) {
   const results = new Map<string, string>();
-  const section = doc.slice(doc.indexOf(DOC_BEGIN), doc.indexOf(DOC_END));
-  for (const line of section.split("\n")) {
+  const places = new Map<string, number>();
+  const lines = tableSection(doc);
+  for (const line of lines) {
     if (!line.startsWith("| `")) continue;
     // Cells are split at pipes the table did not escape; the formatter pads them with spaces.
     const cells = line
@@ -313,24 +322,14 @@ function tableResults(doc: string): Map<string, string> {
       .map((c) => c.trim());
     const [file, name, mutation, result] = cells;
     if (cells.length !== 4 || !file || !name || !mutation || !result) continue;
-    results.set([file, name, mutation].join("\u0000"), result);
+    const check = `${file}\u0000${name}`;
+    results.set(`${check}\u0000${mutation}`, result);
+    if (!places.has(check)) places.set(check, places.size);
   }
-  return results;
-}
-
-/** Where a check's row stood in the table read by {@link tableResults}; a new check goes last. */
-function placeIn(earlier: Map<string, string>, check: Check): number {
-  const prefix = rowKey(check.file, check.name, "").slice(0, -1);
-  const index = [...earlier.keys()].findIndex((key) => key.startsWith(`${prefix}\u0000`));
-  return index === -1 ? earlier.size : index;
-}
-
-/** The summary lines of the table's last full run and of later partial ones, kept by another. */
-function lastFullRun(doc: string): string[] {
-  const section = doc.slice(doc.indexOf(DOC_BEGIN), doc.indexOf(DOC_END));
-  return section
-    .split("\n")
-    .filter((line) => line.startsWith("Last full run:") || line.startsWith("Tried again"));
+  const summary = lines.filter(
+    (l) => l.startsWith("Last full run:") || l.startsWith("Tried again"),
+  );
+  return { results, places, summary };
 }
 
 function writeDoc(
@@ -341,7 +340,10 @@ function writeDoc(
   const { startedAt, elapsed } = run;
   const doc = readFileSync(DOC, "utf8");
   /** A partial run keeps what the table said of every row it did not try. */
-  const earlier = run.partial ? tableResults(doc) : new Map<string, string>();
+  const earlier = run.partial ? readTable(doc) : undefined;
+  /** Where a check's row stood in the earlier table; a new check goes last. */
+  const placeOfCheck = (check: Check) =>
+    earlier?.places.get(checkKey(check.file, check.name)) ?? Number.MAX_SAFE_INTEGER;
   const lineOf = (check: Check) => testsOf(baseline, check)[0]?.location?.line ?? 0;
   const date = startedAt.toISOString().slice(0, 10);
   const outcome = (r: Result | undefined) =>
@@ -363,7 +365,7 @@ function writeDoc(
         .join(" + ");
       const mutation = `${where}: ${e.mutation.why}`;
       const tried = results.get(e);
-      const kept = tried ? undefined : earlier.get(rowKey(e.check.file, e.check.name, mutation));
+      const kept = tried ? undefined : earlier?.results.get(rowKey(e.check, mutation));
       return { check: e.check, mutation, result: kept ?? outcome(tried) };
     }),
     ...NO_MUTATION.map((e) => ({
@@ -372,9 +374,9 @@ function writeDoc(
       result: "no product mutation",
     })),
   ].sort(
-    run.partial
+    earlier
       ? // The baseline of a partial run holds only its own suites: the table keeps its order.
-        (a, b) => placeIn(earlier, a.check) - placeIn(earlier, b.check)
+        (a, b) => placeOfCheck(a.check) - placeOfCheck(b.check)
       : (a, b) =>
           SUITES.indexOf(a.check.file) - SUITES.indexOf(b.check.file) ||
           lineOf(a.check) - lineOf(b.check),
@@ -386,9 +388,9 @@ function writeDoc(
       (r) => `| \`${r.check.file}\` | ${cell(r.check.name)} | ${cell(r.mutation)} | ${r.result} |`,
     ),
   ];
-  const summary = run.partial
+  const summary = earlier
     ? [
-        ...lastFullRun(doc),
+        ...earlier.summary,
         `Tried again on their own since: ${results.size} ${results.size === 1 ? "entry" : "entries"} on ${date} (\`--update-doc\`), ${killed} killed; their rows say so.`,
       ]
     : [
