@@ -204,12 +204,14 @@ describe("20. the memory store", () => {
     expect(await recalled()).toEqual([keptId]);
     expect(await recalled({ query: "settles" })).toEqual([]);
     expect(await recalled({ query: "Old Co" })).toEqual([keptId]);
-    const states = async () =>
-      (await held(client, "counterparty", "Old Co")).structured.memories
-        .map(({ memory_id, state, body }) => ({ memory_id, state, body }))
-        .sort((a, b) => a.memory_id.localeCompare(b.memory_id));
     const byId = <T extends { memory_id: string }>(rows: T[]) =>
       rows.sort((a, b) => a.memory_id.localeCompare(b.memory_id));
+    const states = async () =>
+      byId(
+        (await held(client, "counterparty", "Old Co")).structured.memories.map(
+          ({ memory_id, state, body }) => ({ memory_id, state, body }),
+        ),
+      );
     expect(await states()).toEqual(
       byId([
         { memory_id: id, state: "expired", body: "Old Co settles late." },
