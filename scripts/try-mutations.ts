@@ -296,6 +296,12 @@ function formatDuration(seconds: number): string {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
+/** A suite's place in the table: the suites listed whole in their order, then the others'. */
+const suiteOrder = (file: string) => {
+  const index = SUITES.indexOf(file);
+  return index === -1 ? SUITES.length : index;
+};
+
 /** The lines of the generated section of `doc`. */
 const tableSection = (doc: string) =>
   doc.slice(doc.indexOf(DOC_BEGIN), doc.indexOf(DOC_END)).split("\n");
@@ -378,8 +384,7 @@ function writeDoc(
       ? // The baseline of a partial run holds only its own suites: the table keeps its order.
         (a, b) => placeOfCheck(a.check) - placeOfCheck(b.check)
       : (a, b) =>
-          SUITES.indexOf(a.check.file) - SUITES.indexOf(b.check.file) ||
-          lineOf(a.check) - lineOf(b.check),
+          suiteOrder(a.check.file) - suiteOrder(b.check.file) || lineOf(a.check) - lineOf(b.check),
   );
   const table = [
     "| test file | check | mutation (file: why) | result |",
