@@ -381,8 +381,11 @@ function writeDoc(
     })),
   ].sort(
     earlier
-      ? // The baseline of a partial run holds only its own suites: the table keeps its order.
-        (a, b) => placeOfCheck(a.check) - placeOfCheck(b.check)
+      ? // The baseline of a partial run holds only its own suites, so no check's line: within a
+        // suite the table keeps its order, and the suites go in a full run's order.
+        (a, b) =>
+          suiteOrder(a.check.file) - suiteOrder(b.check.file) ||
+          placeOfCheck(a.check) - placeOfCheck(b.check)
       : (a, b) =>
           suiteOrder(a.check.file) - suiteOrder(b.check.file) || lineOf(a.check) - lineOf(b.check),
   );
