@@ -86,8 +86,10 @@ async function host(token: string) {
     authProvider: provider,
     fetch: async (url, init) => {
       const response = await fetch(url, init);
-      // The SDK's discovery during a step-up goes through here too: only the MCP calls count.
-      if (String(url) === server.mcpUrl) {
+      // The SDK's discovery during a step-up goes through here too, and after connecting the
+      // client opens its GET event stream (405 here) whenever it gets to it: only the MCP
+      // calls, POSTs to /mcp, count, or a late GET's 405 could be the last status seen.
+      if (String(url) === server.mcpUrl && init?.method === "POST") {
         seen.push({ status: response.status, challenge: response.headers.get("www-authenticate") });
       }
       return response;
