@@ -306,10 +306,13 @@ const suiteOrder = (file: string) => {
 const tableSection = (doc: string) =>
   doc.slice(doc.indexOf(DOC_BEGIN), doc.indexOf(DOC_END)).split("\n");
 
-/** A check as the table writes it, and a row: that check and its mutation. */
-const checkKey = (file: string, name: string) => `\`${file}\`\u0000${cell(name)}`;
-const rowKey = (check: Check, mutation: string) =>
-  `${checkKey(check.file, check.name)}\u0000${cell(mutation)}`;
+/**
+ * A check and a row (that check and its mutation) by their cells as the table writes them, so a
+ * key built from the catalogue and one read back from the table agree.
+ */
+const keyOf = (...cells: string[]) => cells.join("\u0000");
+const checkKey = (check: Check) => keyOf(`\`${check.file}\``, cell(check.name));
+const rowKey = (check: Check, mutation: string) => keyOf(checkKey(check), cell(mutation));
 
 /**
  * What the table in `doc` says: each row's result by {@link rowKey}, each check's place by
@@ -328,8 +331,8 @@ function readTable(doc: string) {
       .map((c) => c.trim());
     const [file, name, mutation, result] = cells;
     if (cells.length !== 4 || !file || !name || !mutation || !result) continue;
-    const check = `${file}\u0000${name}`;
-    results.set(`${check}\u0000${mutation}`, result);
+    const check = keyOf(file, name);
+    results.set(keyOf(check, mutation), result);
     if (!places.has(check)) places.set(check, places.size);
   }
   const summary = lines.filter(
@@ -349,8 +352,13 @@ function writeDoc(
   const earlier = run.partial ? readTable(doc) : undefined;
   /** Where a check's row stood in the earlier table; a new check goes last. */
   const placeOfCheck = (check: Check) =>
-    earlier?.places.get(checkKey(check.file, check.name)) ?? Number.MAX_SAFE_INTEGER;
+    earlier?.places.get(checkKey(check)) ?? Number.MAX_SAFE_INTEGER;
   const lineOf = (check: Check) => testsOf(baseline, check)[0]?.location?.line ?? 0;
+  /**
+   * Within a suite, rows go by their check's line; a partial run's baseline holds only its own
+   * suites, so it has no line for the others and keeps the table's order instead.
+   */
+  const withinSuite = earlier ? placeOfCheck : lineOf;
   const date = startedAt.toISOString().slice(0, 10);
   const outcome = (r: Result | undefined) =>
     r === undefined
@@ -380,14 +388,9 @@ function writeDoc(
       result: "no product mutation",
     })),
   ].sort(
-    earlier
-      ? // The baseline of a partial run holds only its own suites, so no check's line: within a
-        // suite the table keeps its order, and the suites go in a full run's order.
-        (a, b) =>
-          suiteOrder(a.check.file) - suiteOrder(b.check.file) ||
-          placeOfCheck(a.check) - placeOfCheck(b.check)
-      : (a, b) =>
-          suiteOrder(a.check.file) - suiteOrder(b.check.file) || lineOf(a.check) - lineOf(b.check),
+    (a, b) =>
+      suiteOrder(a.check.file) - suiteOrder(b.check.file) ||
+      withinSuite(a.check) - withinSuite(b.check),
   );
   const table = [
     "| test file | check | mutation (file: why) | result |",
