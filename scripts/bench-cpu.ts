@@ -83,15 +83,20 @@ export function childrenCpu(): number | undefined {
 
 /**
  * Seconds of idle CPU (idle and iowait, all cores) and of stolen CPU (time the hypervisor ran
- * something else while this machine's cores wanted to run) since boot, and the number of cores.
+ * something else while this machine's cores wanted to run) since boot, the context switches of
+ * all its processes since boot, and the number of cores.
  */
-export function machineTimes(): { idle: number; steal: number; cores: number } | undefined {
+export function machineTimes():
+  | { idle: number; steal: number; switches: number; cores: number }
+  | undefined {
   try {
-    const [cpu] = readFileSync("/proc/stat", "utf8").split("\n");
-    const ticks = (cpu ?? "").split(/\s+/).slice(1).map(Number);
+    const lines = readFileSync("/proc/stat", "utf8").split("\n");
+    const ticks = (lines[0] ?? "").split(/\s+/).slice(1).map(Number);
+    const ctxt = lines.find((line) => line.startsWith("ctxt "));
     return {
       idle: ((ticks[3] ?? 0) + (ticks[4] ?? 0)) / TICKS,
       steal: (ticks[7] ?? 0) / TICKS,
+      switches: Number(ctxt?.slice(5) ?? Number.NaN),
       cores: cpus().length,
     };
   } catch {
@@ -134,6 +139,42 @@ export function postgresBackground(client: postgres.Sql): () => Promise<Backgrou
   return () => read().catch(() => undefined);
 }
 
+/**
+ * Watches PostgreSQL's autovacuum workers (on this machine) from now on: every 100 ms it lists
+ * them and reads each one's CPU from /proc; the returned function stops watching and gives the
+ * CPU seconds they spent meanwhile (a worker's time before its first sighting is not counted,
+ * so a worker that started and ended between two looks is missed: a lower bound). Autovacuum's
+ * CPU is part of PostgreSQL's, and a run that lands in one side's round slows that side only.
+ */
+export function watchAutovacuum(client: postgres.Sql): () => Promise<number> {
+  const seen = new Map<number, { first: number; last: number }>();
+  let looking: Promise<void> = Promise.resolve();
+  const look = () => {
+    looking = client<{ pid: number }[]>`
+      select pid from pg_stat_activity where backend_type = 'autovacuum worker'`
+      .then((rows) => {
+        for (const { pid } of rows) {
+          const fields = statFields(pid);
+          if (!fields) continue;
+          const cpu = times(fields).own;
+          const known = seen.get(pid);
+          if (known) known.last = cpu;
+          else seen.set(pid, { first: cpu, last: cpu });
+        }
+      })
+      .catch(() => {});
+  };
+  look();
+  const timer = setInterval(look, 100);
+  return async () => {
+    clearInterval(timer);
+    await looking;
+    let seconds = 0;
+    for (const { first, last } of seen.values()) seconds += last - first;
+    return seconds;
+  };
+}
+
 /** What of a round was not any one process's: the machine's shares and PostgreSQL's background. */
 export interface AroundTheRound {
   /** Share of the machine's cores idle over the round, 0–1. */
@@ -144,6 +185,10 @@ export interface AroundTheRound {
   checkpoints?: number;
   /** Autovacuum and autoanalyze runs PostgreSQL finished during the round. */
   autovacuums?: number;
+  /** CPU seconds PostgreSQL's autovacuum workers spent during the round (at least). */
+  autovacuumSeconds?: number;
+  /** Context switches on the whole machine during the round. */
+  switches?: number;
 }
 
 /** What one round spent: PostgreSQL's CPU, pgbench's, and what was around them. */
@@ -159,8 +204,11 @@ export interface RoundCpu {
 export async function measureRound(
   pg: (() => number | undefined) | undefined,
   background?: () => Promise<Background | undefined>,
+  autovacuum?: () => () => Promise<number>,
 ): Promise<() => Promise<RoundCpu>> {
   const background0 = await background?.();
+  // Only where PostgreSQL's processes can be read here (the same condition as `pg`).
+  const stopWatching = pg ? autovacuum?.() : undefined;
   const startedAt = performance.now();
   const pg0 = pg?.();
   const children0 = childrenCpu();
@@ -171,6 +219,7 @@ export async function measureRound(
     const children1 = childrenCpu();
     const machine1 = machineTimes();
     const background1 = await background?.();
+    const autovacuumSeconds = await stopWatching?.();
     const share = (of: "idle" | "steal") =>
       machine0 && machine1 && seconds > 0
         ? (machine1[of] - machine0[of]) / (seconds * machine1.cores)
@@ -189,6 +238,11 @@ export async function measureRound(
         autovacuums:
           background0 && background1
             ? background1.autovacuums - background0.autovacuums
+            : undefined,
+        autovacuumSeconds,
+        switches:
+          machine0 && machine1 && Number.isFinite(machine1.switches - machine0.switches)
+            ? machine1.switches - machine0.switches
             : undefined,
       },
     };

@@ -37,7 +37,13 @@ import {
   createRateLimiter,
   startHttpServer,
 } from "@north/mcp-server";
-import { type AroundTheRound, measureRound, postgresBackground, postgresCpu } from "./bench-cpu.ts";
+import {
+  type AroundTheRound,
+  measureRound,
+  postgresBackground,
+  postgresCpu,
+  watchAutovacuum,
+} from "./bench-cpu.ts";
 import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
@@ -71,6 +77,8 @@ interface CallCpu {
   server?: number;
   clients?: number;
   postgres?: number;
+  /** The machine's context switches per call. */
+  switches?: number;
   around: AroundTheRound;
 }
 
@@ -93,19 +101,26 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
 
 /** Seconds of CPU over `count` calls, in ms per call. */
 const perCall = (seconds: number | undefined, count: number) =>
-  seconds === undefined || !(count > 0) ? undefined : (seconds * 1e3) / count;
+  perCount(seconds === undefined ? undefined : seconds * 1e3, count);
+
+/** A count over `calls` calls, per call. */
+function perCount(count: number | undefined, calls: number): number | undefined {
+  return count === undefined || !(calls > 0) ? undefined : count / calls;
+}
 
 /** A round's CPU per call for the log: what was measured, in ms, and the idle share. */
 function describeCpu(cpu: CallCpu): string {
-  const { idle, steal, checkpoints, autovacuums } = cpu.around;
+  const { idle, steal, checkpoints, autovacuums, autovacuumSeconds } = cpu.around;
   const parts = [
     cpu.server === undefined ? undefined : `server ${cpu.server.toFixed(2)} ms`,
     cpu.clients === undefined ? undefined : `client ${cpu.clients.toFixed(2)} ms`,
     cpu.postgres === undefined ? undefined : `PostgreSQL ${cpu.postgres.toFixed(2)} ms`,
+    cpu.switches === undefined ? undefined : `${cpu.switches.toFixed(1)} context switches`,
     idle === undefined ? undefined : `machine ${(idle * 100).toFixed(0)}% idle`,
     steal === undefined ? undefined : `${(steal * 100).toFixed(0)}% stolen`,
     checkpoints ? `${checkpoints} checkpoint(s)` : undefined,
     autovacuums ? `${autovacuums} autovacuum/analyze run(s)` : undefined,
+    autovacuumSeconds ? `autovacuum ${(autovacuumSeconds * 1e3).toFixed(0)} ms CPU` : undefined,
   ];
   return parts.filter(Boolean).join(", ");
 }
@@ -129,6 +144,7 @@ try {
   // PostgreSQL's own CPU, when it runs on this machine (bench-cpu.ts).
   const pgCpu = await postgresCpu(owner.client);
   const pgBackground = postgresBackground(owner.client);
+  const autovacuum = () => watchAutovacuum(owner.client);
   const app = connectDatabase(appUrl, {
     max: POOL_MAX,
     applicationName: "north-bench",
@@ -222,7 +238,7 @@ try {
     runClients: () => Promise<string>,
   ): Promise<Measured> => {
     const cpuBefore = process.cpuUsage();
-    const round = await measureRound(pgCpu, pgBackground);
+    const round = await measureRound(pgCpu, pgBackground, autovacuum);
     const out = await runClients();
     const spent = await round();
     const r = succeeded(out, what);
@@ -234,6 +250,7 @@ try {
         server: (cpu.user + cpu.system) / 1e3 / calls,
         clients: (r.cpuSeconds * 1e3) / calls,
         postgres: perCall(spent.postgres, calls),
+        switches: perCount(spent.around.switches, calls),
         around: spent.around,
       },
     };
@@ -330,7 +347,7 @@ COMMIT;
     const logDir = path.join(scratch, `log-${name}-${phase++}`);
     await run("mkdir", ["-p", logDir]);
     await writeFile(script, sql);
-    const round = await measureRound(pgCpu, pgBackground);
+    const round = await measureRound(pgCpu, pgBackground, autovacuum);
     const out = await run("pgbench", [
       "-n",
       "-M",
@@ -369,6 +386,7 @@ COMMIT;
       cpu: {
         clients: perCall(spent.pgbench, transactions),
         postgres: perCall(spent.postgres, transactions),
+        switches: perCount(spent.around.switches, transactions),
         around: spent.around,
       },
     };
