@@ -341,6 +341,35 @@ function readTable(doc: string) {
   return { results, places, summary };
 }
 
+/**
+ * A summary line of partial runs: how many tries of entries one day saw (an entry tried twice
+ * counts twice), and how many of them were killed.
+ */
+const TRIED_AGAIN =
+  /^Tried again on their own since: (\d+) (?:try|tries) on (\S+) \(`--update-doc`\), (\d+) killed; their rows say so\.$/;
+
+/**
+ * The table's summary lines with one more partial run of `date`: added into that day's line, so
+ * a day of partial runs reads as one line however many there were.
+ */
+function triedAgain(
+  summary: readonly string[],
+  run: { date: string; tried: number; killed: number },
+): string[] {
+  let { tried, killed } = run;
+  const others = summary.filter((line) => {
+    const same = TRIED_AGAIN.exec(line);
+    if (same?.[2] !== run.date) return true;
+    tried += Number(same[1]);
+    killed += Number(same[3]);
+    return false;
+  });
+  return [
+    ...others,
+    `Tried again on their own since: ${tried} ${tried === 1 ? "try" : "tries"} on ${run.date} (\`--update-doc\`), ${killed} killed; their rows say so.`,
+  ];
+}
+
 function writeDoc(
   results: Map<Entry, Result>,
   baseline: VitestRun,
@@ -400,10 +429,7 @@ function writeDoc(
     ),
   ];
   const summary = earlier
-    ? [
-        ...earlier.summary,
-        `Tried again on their own since: ${results.size} ${results.size === 1 ? "entry" : "entries"} on ${date} (\`--update-doc\`), ${killed} killed; their rows say so.`,
-      ]
+    ? triedAgain(earlier.summary, { date, tried: results.size, killed })
     : [
         `Last full run: ${date}, ${MUTATIONS.length} mutations tried, ${killed} killed, ${NO_MUTATION.length} check(s) without a mutation; ${formatDuration(elapsed)} on ${availableParallelism()} cores (one vitest run with its own embedded PostgreSQL per entry, one at a time)${run.isolation ? "; with `--check-isolation`, so every check also passed alone, unmutated, first" : ""}.`,
       ];

@@ -194,31 +194,7 @@ async function runAudited(
     if (!gated.ok) return refuse(1);
     outcome = gated.value;
   } catch (error) {
-    // Rolled back, or never began; the audit of a failure would meet the same outage, and a
-    // credential the database refused has no call to audit (decision 036): what it spent of its
-    // member's budget is given back.
-    if (isCredentialRefused(error)) {
-      await ctx.limiter.refund(principal, tool.kind);
-      throw error;
-    }
-    if (isDatabaseUnavailable(error)) {
-      // Nothing proved a remembered credential before the outage stopped its transaction, and a
-      // lookup would have met the outage before the limiter: the point goes back.
-      if (ctx.proof?.state === "pending") await ctx.limiter.refund(principal, tool.kind);
-      throw error;
-    }
-    const timedOut = hasSqlState(error, QUERY_CANCELED);
-    ctx.logger.error(
-      { requestId, tool: tool.name, ...describeError(error) },
-      timedOut ? "tool call hit the statement timeout" : "tool call failed",
-    );
-    await auditOnly(audit("error")).catch((auditError) =>
-      ctx.logger.error({ requestId, ...describeError(auditError) }, "audit of a failure failed"),
-    );
-    // A statement timeout is the caller's call being too expensive, not a server fault: the
-    // transaction rolled back, so say so and what to do, as a typed refusal.
-    if (timedOut) return { result: refusedToolResult(TIMEOUT_REFUSAL), outcome: "timeout" };
-    throw new InternalToolError();
+    return failedCall(error, tool, ctx, () => auditOnly(audit("error")));
   }
   if (sentWithLast && !sameNote(sentWithLast, outcome.audit)) {
     // A handler's fault: the row written with COMMIT says other than the call's answer.
@@ -229,6 +205,45 @@ async function runAudited(
   }
   log(outcome.audit.outcome);
   return { result: toolResult(outcome), outcome: outcome.audit.outcome };
+}
+
+/**
+ * What a call whose transaction failed becomes. It rolled back, or never began; the audit of a
+ * failure would meet the same outage, and a credential the database refused has no call to
+ * audit (decision 036): both are thrown on, with what they spent of their member's budget given
+ * back. A statement timeout is a typed refusal; anything else is logged, audited as `error` by
+ * `auditError`, and thrown as an internal error.
+ */
+async function failedCall(
+  error: unknown,
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
+  tool: ToolDefinition<any, any>,
+  ctx: RunContext,
+  auditError: () => Promise<unknown>,
+): Promise<{ result: ToolResult; outcome: "timeout" }> {
+  const { principal, requestId } = ctx;
+  if (isCredentialRefused(error)) {
+    await ctx.limiter.refund(principal, tool.kind);
+    throw error;
+  }
+  if (isDatabaseUnavailable(error)) {
+    // Nothing proved a remembered credential before the outage stopped its transaction, and a
+    // lookup would have met the outage before the limiter: the point goes back.
+    if (ctx.proof?.state === "pending") await ctx.limiter.refund(principal, tool.kind);
+    throw error;
+  }
+  const timedOut = hasSqlState(error, QUERY_CANCELED);
+  ctx.logger.error(
+    { requestId, tool: tool.name, ...describeError(error) },
+    timedOut ? "tool call hit the statement timeout" : "tool call failed",
+  );
+  await auditError().catch((failure) =>
+    ctx.logger.error({ requestId, ...describeError(failure) }, "audit of a failure failed"),
+  );
+  // A statement timeout is the caller's call being too expensive, not a server fault: the
+  // transaction rolled back, so say so and what to do, as a typed refusal.
+  if (timedOut) return { result: refusedToolResult(TIMEOUT_REFUSAL), outcome: "timeout" };
+  throw new InternalToolError();
 }
 
 /** What the host receives for a handler's outcome. */

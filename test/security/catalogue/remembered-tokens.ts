@@ -139,7 +139,7 @@ export const MUTATIONS: readonly Entry[] = [
       name: "a remembered API token while PostgreSQL is down (decision 036) calls the outage stopped spend nothing of the member's write budget",
     },
     mutation: {
-      in: "runAudited",
+      in: "failedCall",
       find: 'if (ctx.proof?.state === "pending") await ctx.limiter.refund(principal, tool.kind);',
       replace: "",
       why: "a call the outage stopped before anything proved its remembered credential keeps its point",
