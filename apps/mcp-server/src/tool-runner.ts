@@ -208,11 +208,11 @@ async function runAudited(
 }
 
 /**
- * What a call whose transaction failed becomes. It rolled back, or never began; the audit of a
- * failure would meet the same outage, and a credential the database refused has no call to
- * audit (decision 036): both are thrown on, with what they spent of their member's budget given
- * back. A statement timeout is a typed refusal; anything else is logged, audited as `error` by
- * `auditError`, and thrown as an internal error.
+ * What a call whose transaction failed becomes (it rolled back, or never began). A credential
+ * the database refused has no call to audit (decision 036), and an outage would stop the audit
+ * too: both are thrown on, the refused credential's point given back, and an outage's when
+ * nothing had proved a remembered credential yet. A statement timeout is a typed refusal;
+ * anything else is logged, audited as `error` by `auditError`, and thrown as an internal error.
  */
 async function failedCall(
   error: unknown,
