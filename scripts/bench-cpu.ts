@@ -139,27 +139,38 @@ export function postgresBackground(client: postgres.Sql): () => Promise<Backgrou
   return () => read().catch(() => undefined);
 }
 
+/** PostgreSQL's background processes, by `backend_type`, whose CPU a round reports. */
+const BACKGROUND_TYPES = [
+  "autovacuum worker",
+  "checkpointer",
+  "background writer",
+  "walwriter",
+  "io worker",
+] as const;
+
 /**
- * Watches PostgreSQL's autovacuum workers (on this machine) from now on: every 100 ms it lists
+ * Watches PostgreSQL's background processes (on this machine) from now on: every 100 ms it lists
  * them and reads each one's CPU from /proc; the returned function stops watching and gives the
- * CPU seconds they spent meanwhile (a worker's time before its first sighting is not counted,
- * so a worker that started and ended between two looks is missed: a lower bound). Autovacuum's
- * CPU is part of PostgreSQL's, and a run that lands in one side's round slows that side only.
+ * CPU seconds each kind spent meanwhile (a process's time before its first sighting is not
+ * counted, so an autovacuum worker that started and ended between two looks is missed: a lower
+ * bound). Their CPU is part of PostgreSQL's, and work that lands in one side's round (an
+ * autovacuum, a checkpoint's writes) slows that side only.
  */
-export function watchAutovacuum(client: postgres.Sql): () => Promise<number> {
-  const seen = new Map<number, { first: number; last: number }>();
+export function watchBackground(client: postgres.Sql): () => Promise<Record<string, number>> {
+  const seen = new Map<number, { type: string; first: number; last: number }>();
   let looking: Promise<void> = Promise.resolve();
   const look = () => {
-    looking = client<{ pid: number }[]>`
-      select pid from pg_stat_activity where backend_type = 'autovacuum worker'`
+    looking = client<{ pid: number; type: string }[]>`
+      select pid, backend_type as type from pg_stat_activity
+      where backend_type = any(${[...BACKGROUND_TYPES]})`
       .then((rows) => {
-        for (const { pid } of rows) {
+        for (const { pid, type } of rows) {
           const fields = statFields(pid);
           if (!fields) continue;
           const cpu = times(fields).own;
           const known = seen.get(pid);
           if (known) known.last = cpu;
-          else seen.set(pid, { first: cpu, last: cpu });
+          else seen.set(pid, { type, first: cpu, last: cpu });
         }
       })
       .catch(() => {});
@@ -169,9 +180,10 @@ export function watchAutovacuum(client: postgres.Sql): () => Promise<number> {
   return async () => {
     clearInterval(timer);
     await looking;
-    let seconds = 0;
-    for (const { first, last } of seen.values()) seconds += last - first;
-    return seconds;
+    const spent: Record<string, number> = {};
+    for (const { type, first, last } of seen.values())
+      spent[type] = (spent[type] ?? 0) + last - first;
+    return spent;
   };
 }
 
@@ -185,8 +197,8 @@ export interface AroundTheRound {
   checkpoints?: number;
   /** Autovacuum and autoanalyze runs PostgreSQL finished during the round. */
   autovacuums?: number;
-  /** CPU seconds PostgreSQL's autovacuum workers spent during the round (at least). */
-  autovacuumSeconds?: number;
+  /** CPU seconds PostgreSQL's background processes spent during the round, by kind (at least). */
+  background?: Record<string, number>;
   /** Context switches on the whole machine during the round. */
   switches?: number;
 }
@@ -204,11 +216,11 @@ export interface RoundCpu {
 export async function measureRound(
   pg: (() => number | undefined) | undefined,
   background?: () => Promise<Background | undefined>,
-  autovacuum?: () => () => Promise<number>,
+  watch?: () => () => Promise<Record<string, number>>,
 ): Promise<() => Promise<RoundCpu>> {
   const background0 = await background?.();
   // Only where PostgreSQL's processes can be read here (the same condition as `pg`).
-  const stopWatching = pg ? autovacuum?.() : undefined;
+  const stopWatching = pg ? watch?.() : undefined;
   const startedAt = performance.now();
   const pg0 = pg?.();
   const children0 = childrenCpu();
@@ -219,7 +231,7 @@ export async function measureRound(
     const children1 = childrenCpu();
     const machine1 = machineTimes();
     const background1 = await background?.();
-    const autovacuumSeconds = await stopWatching?.();
+    const backgroundCpu = await stopWatching?.();
     const share = (of: "idle" | "steal") =>
       machine0 && machine1 && seconds > 0
         ? (machine1[of] - machine0[of]) / (seconds * machine1.cores)
@@ -239,7 +251,7 @@ export async function measureRound(
           background0 && background1
             ? background1.autovacuums - background0.autovacuums
             : undefined,
-        autovacuumSeconds,
+        background: backgroundCpu,
         switches:
           machine0 && machine1 && Number.isFinite(machine1.switches - machine0.switches)
             ? machine1.switches - machine0.switches
