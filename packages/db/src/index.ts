@@ -248,6 +248,7 @@ export {
   type AdminProfileEntry,
   type AdminProfilesResult,
   type ProfileEntry,
+  readOwnProfile,
   readProfile,
   readProfilesForAdmin,
   type SaveAnswerParams,

@@ -57,6 +57,13 @@ export function prepareStatement<Params extends Record<string, unknown>, Row>(
 }
 
 /**
+ * A statement without parameters goes out prepared too: postgres.js sends one as a simple query
+ * unless told otherwise (an option its types leave out), and PostgreSQL parses and plans a
+ * simple query on every call.
+ */
+const EXTENDED = { simple: false } as postgres.UnsafeQueryOptions;
+
+/**
  * Runs a prepared statement in `tx`: straight on the connection of a tenant transaction
  * (`withTenant`), or through Drizzle's `tx.execute` in any other transaction.
  */
@@ -68,7 +75,7 @@ export async function runStatement<Params extends Record<string, unknown>, Row>(
   const values = statement.slots.map((slot) => ("name" in slot ? params[slot.name] : slot.value));
   const connection = connectionOf(tx);
   const rows = connection
-    ? await connection.unsafe(statement.text, values as never)
+    ? await connection.unsafe(statement.text, values as never, EXTENDED)
     : await tx.execute(asDrizzleSql({ text: statement.text, params: values }));
   return rows.map((row) => statement.map(row as Record<string, unknown>));
 }

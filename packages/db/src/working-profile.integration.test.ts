@@ -1,10 +1,13 @@
 import { autoQuestionId } from "@north/agent-runtime";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
+import { connectDatabase } from "./client.ts";
 import type { Tenant } from "./tenant.ts";
 import { withTenant } from "./tenant.ts";
 import {
+  readOwnProfile,
   readProfile,
   readProfilesForAdmin,
   type SaveAnswerParams,
@@ -312,5 +315,49 @@ describe("lost responses (case 13)", () => {
     const retry = await save(owner, payload);
     expect(retry).toEqual({ outcome: "noop", questionId: first.questionId, answerVersion: 1 });
     expect(await read(owner)).toEqual([before]);
+  });
+});
+
+describe("readOwnProfile: the tool calls' read of the caller's own profile", () => {
+  it("reads the transaction's own tenant's rows only, and nothing outside a tenant transaction", async () => {
+    const other = await createWorkspace(db.owner.db, "Other");
+    const mine = freshId();
+    const theirs = freshId();
+    await save(ws.member, { questionId: mine, question: "Mine?", answer: "Mine." });
+    await save(ws.manager, { questionId: theirs, question: "A colleague's?", answer: "Theirs." });
+    await save(other.member, {
+      questionId: theirs,
+      question: "Another firm's?",
+      answer: "Theirs.",
+    });
+    const own = await withTenant(db.app.db, ws.member, (tx) => readOwnProfile(tx));
+    expect(own.map((r) => r.questionId)).toContain(mine);
+    expect(own.map((r) => r.questionId)).not.toContain(theirs);
+    expect(own).toEqual(await read(ws.member));
+    // No tenant set (the app role's own transaction): the settings are empty, so no rows.
+    const untenanted = await db.app.db.transaction((tx) => readOwnProfile(tx));
+    expect(untenanted).toEqual([]);
+  });
+
+  it("has no parameters, so each connection plans it once: never a custom plan per call", async () => {
+    // One connection, so every call meets the statement it prepared (not behind PgBouncer, where
+    // North prepares nothing: decision 026).
+    const one = connectDatabase(db.appUrl, { max: 1 });
+    try {
+      await save(ws.member, { questionId: freshId(), question: "Q?", answer: "A." });
+      for (let i = 0; i < 12; i++) {
+        await withTenant(one.db, ws.member, (tx) => readOwnProfile(tx));
+      }
+      const plans = await withTenant(one.db, ws.member, (tx) =>
+        tx.execute<{ generic: number; custom: number }>(
+          sql`select generic_plans::int as generic, custom_plans::int as custom
+              from pg_prepared_statements
+              where statement like '%working_profile_answers%current_setting%'`,
+        ),
+      );
+      expect([...plans]).toEqual([{ generic: 12, custom: 0 }]);
+    } finally {
+      await one.close();
+    }
   });
 });

@@ -12,7 +12,11 @@ import type { Tx } from "./client.ts";
 import { definerFunction, MANAGER_GUARD } from "./definer.ts";
 import { callManagerOnly } from "./manager-only.ts";
 import { prepareStatement, runStatement, timestampOf } from "./prepared.ts";
-import { workingProfileAnswers as answers } from "./schema/index.ts";
+import {
+  workingProfileAnswers as answers,
+  currentOrganizationId,
+  currentUserId,
+} from "./schema/index.ts";
 import type { Tenant } from "./tenant.ts";
 
 export interface SaveAnswerParams {
@@ -162,46 +166,74 @@ const CREATE_ANSWER = prepareStatement<
   (row) => ({ version: Number(row.version) }),
 );
 
-/** The caller's rows, oldest first (the order `positionOf` pages in). */
-const READ_PROFILE = prepareStatement<
-  { organizationId: string; ownerUserId: string },
-  {
-    questionId: string;
-    /** Null on rows saved before the question text was recorded (SPEC §6). */
-    questionText: string | null;
-    answer: string;
-    version: number;
-    createdAt: Date;
-    updatedAt: Date;
-  }
->(
+/** A profile row as the reads select it. */
+interface ProfileRow {
+  questionId: string;
+  /** Null on rows saved before the question text was recorded (SPEC §6). */
+  questionText: string | null;
+  answer: string;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const PROFILE_COLUMNS = {
+  questionId: answers.questionId,
+  questionText: answers.questionText,
+  answer: answers.answer,
+  version: answers.version,
+  createdAt: answers.createdAt,
+  updatedAt: answers.updatedAt,
+};
+
+const profileRowOf = (row: Record<string, unknown>): ProfileRow => ({
+  questionId: String(row.question_id),
+  questionText: row.question_text === null ? null : String(row.question_text),
+  answer: String(row.answer),
+  version: Number(row.version),
+  createdAt: timestampOf(row.created_at),
+  updatedAt: timestampOf(row.updated_at),
+});
+
+/** `owner`'s rows, oldest first (the order `positionOf` pages in). */
+const READ_PROFILE = prepareStatement<{ organizationId: string; ownerUserId: string }, ProfileRow>(
   ["organizationId", "ownerUserId"],
   (db, p) =>
     db
-      .select({
-        questionId: answers.questionId,
-        questionText: answers.questionText,
-        answer: answers.answer,
-        version: answers.version,
-        createdAt: answers.createdAt,
-        updatedAt: answers.updatedAt,
-      })
+      .select(PROFILE_COLUMNS)
       .from(answers)
       .where(
         and(eq(answers.organizationId, p.organizationId), eq(answers.ownerUserId, p.ownerUserId)),
       )
       .orderBy(answers.createdAt, answers.questionId),
-  (row) => ({
-    questionId: String(row.question_id),
-    questionText: row.question_text === null ? null : String(row.question_text),
-    answer: String(row.answer),
-    version: Number(row.version),
-    createdAt: timestampOf(row.created_at),
-    updatedAt: timestampOf(row.updated_at),
-  }),
+  profileRowOf,
 );
 
-/** Every row of the caller's profile, oldest first, with no row limit. */
+/**
+ * The transaction's own tenant's rows, oldest first: the same statement with the tenant read from
+ * the settings the transaction's head set, as the row policy does, so it has no parameters and
+ * PostgreSQL plans it once per connection. With the tenant as parameters, a connection that
+ * first ran it on a small table switched to planning it anew on every call once the table grew
+ * (its generic plan then looked dearer than the early custom ones; docs/benchmarks.md,
+ * 2026-12-04 night).
+ */
+const READ_OWN_PROFILE = prepareStatement<Record<string, never>, ProfileRow>(
+  [],
+  (db) =>
+    db
+      .select(PROFILE_COLUMNS)
+      .from(answers)
+      .where(
+        and(
+          eq(answers.organizationId, currentOrganizationId),
+          eq(answers.ownerUserId, currentUserId),
+        ),
+      )
+      .orderBy(answers.createdAt, answers.questionId),
+  profileRowOf,
+);
+
+/** Every row of `owner`'s profile, oldest first, with no row limit (an export reads any member's). */
 export async function readProfile(
   tx: Tx,
   params: { owner: Tenant; locale?: Locale },
@@ -210,15 +242,30 @@ export async function readProfile(
     organizationId: params.owner.organizationId,
     ownerUserId: params.owner.userId,
   });
-  return rows.map((row) => ({
-    questionId: row.questionId,
-    ...displayQuestion(row.questionId, row.questionText, params.locale),
-    answer: row.answer,
-    answerVersion: row.version,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-  }));
+  return rows.map((row) => entryOf(row, params.locale));
 }
+
+/**
+ * The profile of the transaction's own tenant (a tool call's caller), oldest first, with no row
+ * limit: in a tenant transaction (`withTenant`) only; anywhere else no tenant is set and it
+ * reads nothing.
+ */
+export async function readOwnProfile(
+  tx: Tx,
+  params: { locale?: Locale } = {},
+): Promise<ProfileEntry[]> {
+  const rows = await runStatement(tx, READ_OWN_PROFILE, {});
+  return rows.map((row) => entryOf(row, params.locale));
+}
+
+const entryOf = (row: ProfileRow, locale: Locale | undefined): ProfileEntry => ({
+  questionId: row.questionId,
+  ...displayQuestion(row.questionId, row.questionText, locale),
+  answer: row.answer,
+  answerVersion: row.version,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+});
 
 export interface AdminProfileEntry extends ProfileEntry {
   ownerUserId: string;

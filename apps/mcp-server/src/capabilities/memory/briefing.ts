@@ -5,7 +5,7 @@ import {
   RECALL_TOOL,
   TOOL_RULES,
 } from "@north/agent-runtime";
-import { readProfile } from "@north/db";
+import { readOwnProfile } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
@@ -62,7 +62,7 @@ export const createBriefingTool = (deps: MemoryDeps) =>
       const resolved = await resolveMatter(ctx, input.matter);
       if (!resolved.ok) return resolved.refusal;
       const rows = ctx.principal.scopes.includes("profile:write")
-        ? await readProfile(ctx.tx, { owner: ctx.tenant })
+        ? await readOwnProfile(ctx.tx)
         : [];
       // Each body once: in the block, never again beside it.
       const profile = profilePage(rows, undefined, BRIEFING_PROFILE_CHAR_BUDGET, {

@@ -14,7 +14,7 @@ import {
   TOOL_RULES,
   takeWithin,
 } from "@north/agent-runtime";
-import { type ProfileEntry, readProfile } from "@north/db";
+import { type ProfileEntry, readOwnProfile } from "@north/db";
 import { z } from "zod";
 import type { ToolDefinition } from "../../tool-definition.ts";
 import { READ_ONLY_ANNOTATIONS } from "../annotations.ts";
@@ -104,9 +104,7 @@ export const readWorkingProfile = {
     if (!start.ok) return start.refusal;
     const { after } = start;
     // The call's one statement: its audit row and COMMIT go with it (one round trip).
-    const rows = await ctx.last(READ_AUDIT, () =>
-      readProfile(ctx.tx, { owner: ctx.tenant, locale: input.locale }),
-    );
+    const rows = await ctx.last(READ_AUDIT, () => readOwnProfile(ctx.tx, { locale: input.locale }));
     const suggested =
       input.view === "next"
         ? suggestQuestions(
