@@ -270,4 +270,28 @@ export const MUTATIONS: readonly Entry[] = [
       why: "answer a refused member with an empty list, as if allowed",
     },
   },
+  {
+    check: {
+      file: SUITE,
+      name: "readOwnProfile: the tool calls' read of the caller's own profile reads the transaction's own tenant's rows only, and nothing outside a tenant transaction",
+    },
+    mutation: {
+      file: "packages/db/src/working-profile.ts",
+      find: "runStatement(tx, READ_OWN_PROFILE, {})",
+      replace: "runStatement(tx, READ_OWN_PROFILE, {}).then(() => [])",
+      why: "the own-profile read answers no rows",
+    },
+  },
+  {
+    check: {
+      file: SUITE,
+      name: "readOwnProfile: the tool calls' read of the caller's own profile has no parameters, so each connection plans it once: never a custom plan per call",
+    },
+    mutation: {
+      file: "packages/db/src/prepared.ts",
+      find: "await connection.unsafe(statement.text, values as never, EXTENDED)",
+      replace: "await connection.unsafe(statement.text, values as never)",
+      why: "a statement without parameters goes out as a simple query, parsed and planned on every call",
+    },
+  },
 ];
