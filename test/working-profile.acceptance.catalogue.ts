@@ -170,9 +170,10 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/working-profile.ts",
-      find: ".orderBy(answers.createdAt, answers.questionId),",
-      replace: ".orderBy(answers.createdAt, answers.questionId)\n      .limit(100),",
-      why: "put a LIMIT 100 on the profile read",
+      find: "          eq(answers.ownerUserId, currentUserId),\n        ),\n      )\n      .orderBy(answers.createdAt, answers.questionId),",
+      replace:
+        "          eq(answers.ownerUserId, currentUserId),\n        ),\n      )\n      .orderBy(answers.createdAt, answers.questionId)\n      .limit(100),",
+      why: "put a LIMIT 100 on the tool calls' profile read",
     },
   },
   {

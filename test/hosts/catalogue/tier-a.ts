@@ -27,9 +27,9 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: { file: SUITE, name: "Tier A cases with the scripted model requested-continuation" },
     mutation: {
-      in: "readProfile",
-      find: "    ...displayQuestion(row.questionId, row.questionText, params.locale),",
-      replace: "    ...displayQuestion(row.questionId, null, params.locale),",
+      file: "packages/db/src/working-profile.ts",
+      find: "  ...displayQuestion(row.questionId, row.questionText, locale),",
+      replace: "  ...displayQuestion(row.questionId, null, locale),",
       why: "the read ignores the recorded wording and shows bank wording or the legacy label",
     },
   },
