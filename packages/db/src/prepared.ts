@@ -57,9 +57,11 @@ export function prepareStatement<Params extends Record<string, unknown>, Row>(
 }
 
 /**
- * A statement without parameters goes out prepared too: postgres.js sends one as a simple query
- * unless told otherwise (an option its types leave out), and PostgreSQL parses and plans a
- * simple query on every call.
+ * On a tenant transaction's connection a statement without parameters goes out prepared too:
+ * postgres.js sends one as a simple query unless told otherwise (an option its types leave out),
+ * and PostgreSQL parses and plans a simple query on every call. Through Drizzle's `tx.execute`
+ * (below), and behind a transaction pooler, where North prepares nothing, it is still parsed and
+ * planned each time.
  */
 const EXTENDED = { simple: false } as postgres.UnsafeQueryOptions;
 

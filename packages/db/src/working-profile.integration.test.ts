@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { connectDatabase } from "./client.ts";
 import type { Tenant } from "./tenant.ts";
-import { withTenant } from "./tenant.ts";
+import { withOrganization, withTenant } from "./tenant.ts";
 import {
   readOwnProfile,
   readProfile,
@@ -337,6 +337,9 @@ describe("readOwnProfile: the tool calls' read of the caller's own profile", () 
     // No tenant set (the app role's own transaction): the settings are empty, so no rows.
     const untenanted = await db.app.db.transaction((tx) => readOwnProfile(tx));
     expect(untenanted).toEqual([]);
+    // An organisation's transaction without a user, on the path tool calls take: no rows either.
+    const noUser = await withOrganization(db.app.db, ws.organizationId, (tx) => readOwnProfile(tx));
+    expect(noUser).toEqual([]);
   });
 
   it("has no parameters, so each connection plans it once: never a custom plan per call", async () => {
@@ -344,9 +347,19 @@ describe("readOwnProfile: the tool calls' read of the caller's own profile", () 
     // North prepares nothing: decision 026).
     const one = connectDatabase(db.appUrl, { max: 1 });
     try {
-      await save(ws.member, { questionId: freshId(), question: "Q?", answer: "A." });
+      const other = await createWorkspace(db.owner.db, "Plan");
+      const mine = freshId();
+      const theirs = freshId();
+      await save(ws.member, { questionId: mine, question: "Q?", answer: "A." });
+      await save(other.member, { questionId: theirs, question: "Q?", answer: "A." });
+      // Two tenants in turn on the one connection: its one plan reads each one's own rows.
       for (let i = 0; i < 12; i++) {
-        await withTenant(one.db, ws.member, (tx) => readOwnProfile(tx));
+        const tenant = i % 2 === 0 ? ws.member : other.member;
+        const ids = (await withTenant(one.db, tenant, (tx) => readOwnProfile(tx))).map(
+          (r) => r.questionId,
+        );
+        expect(ids).toContain(tenant === ws.member ? mine : theirs);
+        expect(ids).not.toContain(tenant === ws.member ? theirs : mine);
       }
       const plans = await withTenant(one.db, ws.member, (tx) =>
         tx.execute<{ generic: number; custom: number }>(

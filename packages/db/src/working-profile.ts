@@ -212,7 +212,9 @@ const READ_PROFILE = prepareStatement<{ organizationId: string; ownerUserId: str
 /**
  * The transaction's own tenant's rows, oldest first: the same statement with the tenant read from
  * the settings the transaction's head set, as the row policy does, so it has no parameters and
- * PostgreSQL plans it once per connection. With the tenant as parameters, a connection that
+ * PostgreSQL plans it once per connection (prepared on a tenant transaction's connection; behind
+ * a transaction pooler it is planned each time, as every statement there). With the tenant as
+ * parameters, a connection that
  * first ran it on a small table switched to planning it anew on every call once the table grew
  * (its generic plan then looked dearer than the early custom ones; docs/benchmarks.md,
  * 2026-12-04 night).
