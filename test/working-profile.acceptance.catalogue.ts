@@ -170,9 +170,9 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/working-profile.ts",
-      find: "          eq(answers.ownerUserId, currentUserId),\n        ),\n      )\n      .orderBy(answers.createdAt, answers.questionId),",
+      find: "        eq(answers.ownerUserId, currentUserId),\n      ),\n    ),\n  profileRowOf,",
       replace:
-        "          eq(answers.ownerUserId, currentUserId),\n        ),\n      )\n      .orderBy(answers.createdAt, answers.questionId)\n      .limit(100),",
+        "        eq(answers.ownerUserId, currentUserId),\n      ),\n    ).limit(100),\n  profileRowOf,",
       why: "put a LIMIT 100 on the tool calls' profile read",
     },
   },

@@ -16,6 +16,8 @@ import { asDrizzleSql, connectionOf } from "./pipelined-transaction.ts";
 
 /** Drizzle without a connection: it only builds texts. */
 const builder = drizzle.mock();
+/** What a statement's builder is given to build its query with. */
+export type StatementBuilder = typeof builder;
 const dialect = new PgDialect();
 
 type Slot = { name: string } | { value: unknown };
@@ -39,7 +41,7 @@ type Placeholders<Params> = { [K in keyof Params]: Placeholder<K & string> };
 export function prepareStatement<Params extends Record<string, unknown>, Row>(
   names: readonly (keyof Params & string)[],
   build: (
-    db: typeof builder,
+    db: StatementBuilder,
     p: Placeholders<Params>,
   ) => SQL | { toSQL(): { sql: string; params: unknown[] } },
   map: (row: Record<string, unknown>) => Row,

@@ -7,11 +7,11 @@ import {
   type QuestionSource,
   resolveQuestionId,
 } from "@north/agent-runtime";
-import { and, eq, ne, or, sql } from "drizzle-orm";
+import { and, eq, ne, or, type SQL, sql } from "drizzle-orm";
 import type { Tx } from "./client.ts";
 import { definerFunction, MANAGER_GUARD } from "./definer.ts";
 import { callManagerOnly } from "./manager-only.ts";
-import { prepareStatement, runStatement, timestampOf } from "./prepared.ts";
+import { prepareStatement, runStatement, type StatementBuilder, timestampOf } from "./prepared.ts";
 import {
   workingProfileAnswers as answers,
   currentOrganizationId,
@@ -177,14 +177,20 @@ interface ProfileRow {
   updatedAt: Date;
 }
 
-const PROFILE_COLUMNS = {
-  questionId: answers.questionId,
-  questionText: answers.questionText,
-  answer: answers.answer,
-  version: answers.version,
-  createdAt: answers.createdAt,
-  updatedAt: answers.updatedAt,
-};
+/** A profile read: the rows `where` picks, oldest first (the order `positionOf` pages in). */
+const selectProfile = (db: StatementBuilder, where: SQL | undefined) =>
+  db
+    .select({
+      questionId: answers.questionId,
+      questionText: answers.questionText,
+      answer: answers.answer,
+      version: answers.version,
+      createdAt: answers.createdAt,
+      updatedAt: answers.updatedAt,
+    })
+    .from(answers)
+    .where(where)
+    .orderBy(answers.createdAt, answers.questionId);
 
 const profileRowOf = (row: Record<string, unknown>): ProfileRow => ({
   questionId: String(row.question_id),
@@ -195,43 +201,35 @@ const profileRowOf = (row: Record<string, unknown>): ProfileRow => ({
   updatedAt: timestampOf(row.updated_at),
 });
 
-/** `owner`'s rows, oldest first (the order `positionOf` pages in). */
+/** `owner`'s rows. */
 const READ_PROFILE = prepareStatement<{ organizationId: string; ownerUserId: string }, ProfileRow>(
   ["organizationId", "ownerUserId"],
   (db, p) =>
-    db
-      .select(PROFILE_COLUMNS)
-      .from(answers)
-      .where(
-        and(eq(answers.organizationId, p.organizationId), eq(answers.ownerUserId, p.ownerUserId)),
-      )
-      .orderBy(answers.createdAt, answers.questionId),
+    selectProfile(
+      db,
+      and(eq(answers.organizationId, p.organizationId), eq(answers.ownerUserId, p.ownerUserId)),
+    ),
   profileRowOf,
 );
 
 /**
- * The transaction's own tenant's rows, oldest first: the same statement with the tenant read from
- * the settings the transaction's head set, as the row policy does, so it has no parameters and
- * PostgreSQL plans it once per connection (prepared on a tenant transaction's connection; behind
- * a transaction pooler it is planned each time, as every statement there). With the tenant as
- * parameters, a connection that
- * first ran it on a small table switched to planning it anew on every call once the table grew
- * (its generic plan then looked dearer than the early custom ones; docs/benchmarks.md,
- * 2026-12-04 night).
+ * The transaction's own tenant's rows: the tenant read from the settings the transaction's head
+ * set, as the row policy does, so the statement has no parameters and PostgreSQL plans it once
+ * per connection (prepared on a tenant transaction's connection; behind a transaction pooler it
+ * is planned each time, as every statement there). With the tenant as parameters, a connection
+ * that first ran it on a small table switched to planning it anew on every call once the table
+ * grew (its generic plan then looked dearer than the early custom ones; decision 042).
  */
 const READ_OWN_PROFILE = prepareStatement<Record<string, never>, ProfileRow>(
   [],
   (db) =>
-    db
-      .select(PROFILE_COLUMNS)
-      .from(answers)
-      .where(
-        and(
-          eq(answers.organizationId, currentOrganizationId),
-          eq(answers.ownerUserId, currentUserId),
-        ),
-      )
-      .orderBy(answers.createdAt, answers.questionId),
+    selectProfile(
+      db,
+      and(
+        eq(answers.organizationId, currentOrganizationId),
+        eq(answers.ownerUserId, currentUserId),
+      ),
+    ),
   profileRowOf,
 );
 
