@@ -117,7 +117,7 @@ interface Background {
  * Checkpoints performed are `num_done` of `pg_stat_checkpointer` from PostgreSQL 17, and the
  * timed and requested ones of `pg_stat_bgwriter` before.
  */
-export function postgresBackground(client: postgres.Sql): () => Promise<Background | undefined> {
+function backgroundCounters(client: postgres.Sql): () => Promise<Background | undefined> {
   let checkpointer: Promise<boolean> | undefined;
   const read = async (): Promise<Background | undefined> => {
     checkpointer ??= client<{ v: number }[]>`
@@ -156,10 +156,12 @@ const BACKGROUND_TYPES = [
  * bound). Their CPU is part of PostgreSQL's, and work that lands in one side's round (an
  * autovacuum, a checkpoint's writes) slows that side only.
  */
-export function watchBackground(client: postgres.Sql): () => Promise<Record<string, number>> {
+function watchBackground(client: postgres.Sql): () => Promise<Record<string, number>> {
   const seen = new Map<number, { type: string; first: number; last: number }>();
-  let looking: Promise<void> = Promise.resolve();
+  let looking: Promise<void> | undefined;
   const look = () => {
+    // One look at a time: on a saturated machine a look can take longer than the interval.
+    if (looking) return;
     looking = client<{ pid: number; type: string }[]>`
       select pid, backend_type as type from pg_stat_activity
       where backend_type = any(${[...BACKGROUND_TYPES]})`
@@ -173,7 +175,10 @@ export function watchBackground(client: postgres.Sql): () => Promise<Record<stri
           else seen.set(pid, { type, first: cpu, last: cpu });
         }
       })
-      .catch(() => {});
+      .catch(() => {})
+      .finally(() => {
+        looking = undefined;
+      });
   };
   look();
   const timer = setInterval(look, 100);
@@ -187,6 +192,18 @@ export function watchBackground(client: postgres.Sql): () => Promise<Record<stri
   };
 }
 
+/** PostgreSQL's background work, as a round measures it: its counters, and its processes' CPU. */
+export interface PostgresBackground {
+  counters: () => Promise<Background | undefined>;
+  /** Starts watching; the returned function stops and gives the CPU seconds by kind. */
+  watch: () => () => Promise<Record<string, number>>;
+}
+
+/** {@link PostgresBackground} of the PostgreSQL `client` reaches. */
+export function postgresBackground(client: postgres.Sql): PostgresBackground {
+  return { counters: backgroundCounters(client), watch: () => watchBackground(client) };
+}
+
 /** What of a round was not any one process's: the machine's shares and PostgreSQL's background. */
 export interface AroundTheRound {
   /** Share of the machine's cores idle over the round, 0–1. */
@@ -198,7 +215,7 @@ export interface AroundTheRound {
   /** Autovacuum and autoanalyze runs PostgreSQL finished during the round. */
   autovacuums?: number;
   /** CPU seconds PostgreSQL's background processes spent during the round, by kind (at least). */
-  background?: Record<string, number>;
+  backgroundCpu?: Record<string, number>;
   /** Context switches on the whole machine during the round. */
   switches?: number;
 }
@@ -215,12 +232,11 @@ export interface RoundCpu {
 /** Starts measuring a round; the returned function ends it. */
 export async function measureRound(
   pg: (() => number | undefined) | undefined,
-  background?: () => Promise<Background | undefined>,
-  watch?: () => () => Promise<Record<string, number>>,
+  background?: PostgresBackground,
 ): Promise<() => Promise<RoundCpu>> {
-  const background0 = await background?.();
+  const background0 = await background?.counters();
   // Only where PostgreSQL's processes can be read here (the same condition as `pg`).
-  const stopWatching = pg ? watch?.() : undefined;
+  const stopWatching = pg ? background?.watch() : undefined;
   const startedAt = performance.now();
   const pg0 = pg?.();
   const children0 = childrenCpu();
@@ -230,7 +246,7 @@ export async function measureRound(
     const pg1 = pg?.();
     const children1 = childrenCpu();
     const machine1 = machineTimes();
-    const background1 = await background?.();
+    const background1 = await background?.counters();
     const backgroundCpu = await stopWatching?.();
     const share = (of: "idle" | "steal") =>
       machine0 && machine1 && seconds > 0
@@ -251,7 +267,7 @@ export async function measureRound(
           background0 && background1
             ? background1.autovacuums - background0.autovacuums
             : undefined,
-        background: backgroundCpu,
+        backgroundCpu,
         switches:
           machine0 && machine1 && Number.isFinite(machine1.switches - machine0.switches)
             ? machine1.switches - machine0.switches

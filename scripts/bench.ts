@@ -37,13 +37,7 @@ import {
   createRateLimiter,
   startHttpServer,
 } from "@north/mcp-server";
-import {
-  type AroundTheRound,
-  measureRound,
-  postgresBackground,
-  postgresCpu,
-  watchBackground,
-} from "./bench-cpu.ts";
+import { type AroundTheRound, measureRound, postgresBackground, postgresCpu } from "./bench-cpu.ts";
 import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";
 import { benchOAuth, type ReadResult } from "./bench-oauth.ts";
@@ -110,7 +104,7 @@ function perCount(count: number | undefined, calls: number): number | undefined 
 
 /** A round's CPU per call for the log: what was measured, in ms, and the idle share. */
 function describeCpu(cpu: CallCpu): string {
-  const { idle, steal, checkpoints, autovacuums, background } = cpu.around;
+  const { idle, steal, checkpoints, autovacuums, backgroundCpu } = cpu.around;
   const parts = [
     cpu.server === undefined ? undefined : `server ${cpu.server.toFixed(2)} ms`,
     cpu.clients === undefined ? undefined : `client ${cpu.clients.toFixed(2)} ms`,
@@ -120,7 +114,7 @@ function describeCpu(cpu: CallCpu): string {
     steal === undefined ? undefined : `${(steal * 100).toFixed(0)}% stolen`,
     checkpoints ? `${checkpoints} checkpoint(s)` : undefined,
     autovacuums ? `${autovacuums} autovacuum/analyze run(s)` : undefined,
-    ...Object.entries(background ?? {})
+    ...Object.entries(backgroundCpu ?? {})
       // Under 10 ms is one clock tick of /proc or nothing.
       .filter(([, seconds]) => seconds >= 0.01)
       .map(([kind, seconds]) => `${kind} ${(seconds * 1e3).toFixed(0)} ms CPU`),
@@ -147,7 +141,6 @@ try {
   // PostgreSQL's own CPU, when it runs on this machine (bench-cpu.ts).
   const pgCpu = await postgresCpu(owner.client);
   const pgBackground = postgresBackground(owner.client);
-  const watchPostgres = () => watchBackground(owner.client);
   const app = connectDatabase(appUrl, {
     max: POOL_MAX,
     applicationName: "north-bench",
@@ -241,7 +234,7 @@ try {
     runClients: () => Promise<string>,
   ): Promise<Measured> => {
     const cpuBefore = process.cpuUsage();
-    const round = await measureRound(pgCpu, pgBackground, watchPostgres);
+    const round = await measureRound(pgCpu, pgBackground);
     const out = await runClients();
     const spent = await round();
     const r = succeeded(out, what);
@@ -350,7 +343,7 @@ COMMIT;
     const logDir = path.join(scratch, `log-${name}-${phase++}`);
     await run("mkdir", ["-p", logDir]);
     await writeFile(script, sql);
-    const round = await measureRound(pgCpu, pgBackground, watchPostgres);
+    const round = await measureRound(pgCpu, pgBackground);
     const out = await run("pgbench", [
       "-n",
       "-M",
