@@ -365,7 +365,8 @@ describe("readOwnProfile: the tool calls' read of the caller's own profile", () 
         tx.execute<{ generic: number; custom: number }>(
           sql`select generic_plans::int as generic, custom_plans::int as custom
               from pg_prepared_statements
-              where statement like '%working_profile_answers%current_setting%'`,
+              where statement like '%working_profile_answers%current_setting%'
+                and statement not like '%pg_prepared_statements%'`,
         ),
       );
       expect([...plans]).toEqual([{ generic: 12, custom: 0 }]);
