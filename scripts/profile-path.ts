@@ -25,7 +25,7 @@ import {
   createOrganization,
   enterStatement,
   hashToken,
-  readProfile,
+  readOwnProfile,
   resolveApiToken,
   type Tenant,
   withTenant,
@@ -136,7 +136,7 @@ try {
       await withTenant(
         app.db,
         p.tenant,
-        (tx) => readProfile(tx, { owner: p.tenant }),
+        (tx) => readOwnProfile(tx),
         () => [
           auditStatement({
             tool: "north__working_profile",
@@ -181,8 +181,9 @@ try {
   /**
    * The profile read's transaction with none of North's own machinery: BEGIN, the token's proof
    * that sets the tenant (the text `withTenant` sends with a proof, as a tool call does), the
-   * read (READ_PROFILE's query, spelt here without Drizzle's quoting), the audit row
-   * (`auditStatement`) and COMMIT, written to one reserved connection at once.
+   * read (the tool calls' own-profile read, READ_OWN_PROFILE, spelt here without Drizzle's
+   * quoting and sent prepared as `runStatement` sends it), the audit row (`auditStatement`) and
+   * COMMIT, written to one reserved connection at once.
    */
   const rawRead = async ({ tenant, proof }: { tenant: Tenant; proof: ApiTokenProof }) => {
     const audit = auditStatement({
@@ -195,17 +196,19 @@ try {
     const c = await app.client.reserve();
     try {
       const prepared = { prepare: true };
-      await Promise.all([
+      const [, , rows] = await Promise.all([
         c.unsafe("begin"),
         c.unsafe(enter.text, enter.params as never[], prepared),
         c.unsafe(
-          "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = $1 and owner_user_id = $2 order by created_at, question_id",
-          [tenant.organizationId, tenant.userId],
-          prepared,
+          "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid order by created_at, question_id",
+          [],
+          { simple: false } as never,
         ),
         c.unsafe(audit.text, audit.params as never[], prepared),
         c.unsafe("commit"),
       ]);
+      // A tenant the settings did not carry would read nothing, and cost less.
+      if (rows.length === 0) throw new Error("the raw read found no rows");
     } finally {
       c.release();
     }
