@@ -39,8 +39,8 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "end",
-      find: 'ending = { tail: tail.map(statement), commit: send("commit") };',
-      replace: 'ending = { tail: [], commit: send("commit") };',
+      find: 'ending = { tail: tail.map(statement), commit: send("commit", [], FLUSH) };',
+      replace: 'ending = { tail: [], commit: send("commit", [], FLUSH) };',
       why: "the tail (a tool call's audit row) is never sent",
     },
   },
@@ -63,7 +63,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
-      find: '      await (ending ? ending.commit : send("rollback")).catch(ignore);\n',
+      find: '      await (ending ? ending.commit : send("rollback", [], FLUSH)).catch(ignore);\n',
       replace: "      await (ending ? ending.commit : Promise.resolve()).catch(ignore);\n",
       why: "a failed work's connection goes back to the pool inside its aborted transaction",
     },
@@ -103,6 +103,32 @@ export const MUTATIONS: readonly Entry[] = [
       find: "  if (!taken) {",
       replace: "  if (!taken && handoff) {",
       why: "a plan nobody took is ignored: the work would run without its tenant",
+    },
+  },
+  {
+    check: {
+      file: SUITE_1,
+      name: "what a pipelined transaction writes to its socket sends a read (head, last statement, tail, COMMIT) as one write, before the event loop's turn ends",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "end",
+      find: 'commit: send("commit", [], FLUSH) };',
+      replace: 'commit: send("commit") };',
+      why: "a read's one write waits for postgres.js's write timer, behind every other request ready in the same turn",
+    },
+  },
+  {
+    check: {
+      file: SUITE_1,
+      name: "what a pipelined transaction writes to its socket sends a write's first round trip (BEGIN, head, first statement) as one write, at once, and the tail with COMMIT",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "scoped",
+      find: "            ...(finish ? {} : FLUSH),\n",
+      replace: "",
+      why: "the work's statements wait for postgres.js's write timer before they leave",
     },
   },
   {

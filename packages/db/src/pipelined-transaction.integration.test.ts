@@ -1,11 +1,19 @@
+import net from "node:net";
 import { sql } from "drizzle-orm";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { auditStatement } from "./audit.ts";
 import { connectDatabase, type DatabaseHandle, type Tx } from "./client.ts";
 import { hasSqlState } from "./pg-errors.ts";
-import { finishWith, pipelined } from "./pipelined-transaction.ts";
+import {
+  adoptConnection,
+  beginPipelined,
+  finishWith,
+  pipelined,
+  type RawStatement,
+} from "./pipelined-transaction.ts";
 import { prepareStatement, runStatement } from "./prepared.ts";
 import { withTenant } from "./tenant.ts";
 
@@ -226,5 +234,107 @@ describe("a pipelined tenant transaction", () => {
     );
     expect(refused).toBe("finishWith's statement was not sent before its first await");
     expect(await auditCount(a, "t_last_late")).toBe(0);
+  });
+});
+
+/**
+ * A postgres.js pool of one connection whose socket records every write, and the texts of the
+ * statements each write carried, in order (decision 043).
+ */
+function spiedPool(url: string) {
+  const writes: string[] = [];
+  const { hostname, port } = new URL(url);
+  // postgres.js's `socket` option (a connected socket to use), which its types leave out.
+  const options = {
+    max: 1,
+    onnotice: () => {},
+    prepare: db.pooler !== "transaction",
+    socket: () =>
+      new Promise<net.Socket>((resolve, reject) => {
+        const socket = net.connect(Number(port), hostname, () => resolve(socket));
+        socket.once("error", reject);
+        const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+        socket.write = ((chunk: Uint8Array | string, ...rest: unknown[]) => {
+          writes.push(Buffer.from(chunk).toString("latin1"));
+          return write(chunk, ...rest);
+        }) as typeof socket.write;
+      }),
+  };
+  const pool = postgres(url, options as postgres.Options<Record<string, never>>);
+  /** Which of `markers` each write since `from` carried, in the order they appear in it. */
+  const carried = (markers: readonly string[], from = 0) =>
+    writes.slice(from).map((w) =>
+      markers
+        .map((m) => ({ m, at: w.indexOf(m) }))
+        .filter(({ at }) => at >= 0)
+        .sort((x, y) => x.at - y.at)
+        .map(({ m }) => m),
+    );
+  return { pool, writes, carried };
+}
+
+/** `read()` after `n` turns of the microtask queue: before any timer or immediate can run. */
+async function afterMicrotasks<T>(n: number, read: () => T): Promise<T> {
+  for (let i = 0; i < n; i++) await undefined;
+  return read();
+}
+
+const marker = (name: string): RawStatement => ({ text: `select '${name}' as marker`, params: [] });
+const EXTENDED = { simple: false } as postgres.UnsafeQueryOptions;
+const MARKERS = ["begin", "north-head", "north-first", "north-last", "north-tail", "commit"];
+
+describe("what a pipelined transaction writes to its socket", () => {
+  it("sends a read (head, last statement, tail, COMMIT) as one write, before the event loop's turn ends", async () => {
+    const spied = spiedPool(db.appUrl);
+    try {
+      await spied.pool`select 1`;
+      const from = spied.writes.length;
+      let seen: Promise<number> | undefined;
+      const rows = await pipelined({ head: [marker("north-head")] }, () =>
+        beginPipelined(spied.pool, db.pooler !== "transaction", (client) => {
+          const tx = {};
+          adoptConnection(tx);
+          const last = finishWith(tx, [marker("north-tail")], () =>
+            client.unsafe("select 'north-last' as marker", [], EXTENDED),
+          );
+          // Immediates (postgres.js's write timer) run only after the microtask queue is empty.
+          seen = afterMicrotasks(50, () => spied.writes.length - from);
+          return last;
+        }),
+      );
+      expect(rows).toEqual([{ marker: "north-last" }]);
+      expect(await seen).toBe(1);
+      expect(spied.carried(MARKERS, from)).toEqual([
+        ["begin", "north-head", "north-last", "north-tail", "commit"],
+      ]);
+    } finally {
+      await spied.pool.end({ timeout: 5 });
+    }
+  });
+
+  it("sends a write's first round trip (BEGIN, head, first statement) as one write, at once, and the tail with COMMIT", async () => {
+    const spied = spiedPool(db.appUrl);
+    try {
+      await spied.pool`select 1`;
+      const from = spied.writes.length;
+      let seen: number | undefined;
+      await pipelined({ head: [marker("north-head")], tail: () => [marker("north-tail")] }, () =>
+        beginPipelined(spied.pool, db.pooler !== "transaction", async (client) => {
+          // As a save reaches its statement: some microtasks after BEGIN and the head were sent.
+          await afterMicrotasks(5, () => undefined);
+          const first = client.unsafe("select 'north-first' as marker", [], EXTENDED);
+          first.catch(() => {});
+          seen = await afterMicrotasks(50, () => spied.writes.length - from);
+          return first;
+        }),
+      );
+      expect(seen).toBe(1);
+      expect(spied.carried(MARKERS, from)).toEqual([
+        ["begin", "north-head", "north-first"],
+        ["north-tail", "commit"],
+      ]);
+    } finally {
+      await spied.pool.end({ timeout: 5 });
+    }
   });
 });

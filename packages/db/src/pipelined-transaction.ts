@@ -33,6 +33,16 @@ let handoff: TransactionPlan | undefined;
 const ignore = () => {};
 
 /**
+ * Marks the statement after which a transaction sends nothing more before it awaits an answer:
+ * postgres.js then writes it, with whatever was sent before it, at once, where it would
+ * otherwise wait for the event loop's immediates — behind every other request that was ready
+ * in the same turn (patches/postgres@3.4.9.patch, decision 043). The work's statements, COMMIT,
+ * ROLLBACK and savepoints are flushed; BEGIN and the head are not, so they leave in the same write
+ * as the work's first statement.
+ */
+const FLUSH = { flush: true } as postgres.UnsafeQueryOptions;
+
+/**
  * The connection of the transaction whose work is being entered, set only while Drizzle runs
  * synchronously from `begin` to the caller's work (see {@link adoptConnection}).
  */
@@ -80,8 +90,9 @@ export function pipelined<T>(plan: TransactionPlan<T>, transaction: () => Promis
 /**
  * `sql.begin(work)` for Drizzle, on a reserved connection: BEGIN and the plan's head are written
  * without waiting, then the work runs, then the plan's tail and COMMIT are written together.
- * postgres.js writes everything sent in one turn of the event loop as one socket write, and
- * PostgreSQL answers in order, so the work's first statement always runs after the tenant is set.
+ * BEGIN and the head wait in the connection's buffer for the work's first statement, which is
+ * flushed (`FLUSH`, decision 043) with them in one socket write, and PostgreSQL answers in order,
+ * so the work's first statement always runs after the tenant is set.
  * Savepoints (Drizzle's nested `tx.transaction`) are supported; a nested `begin` is not.
  */
 export async function beginPipelined(
@@ -111,7 +122,7 @@ export async function beginPipelined(
   /** The tail and COMMIT, once sent: after the work, or with its last statement (`finishWith`). */
   let ending: { tail: Promise<unknown>[]; commit: ReturnType<typeof send> } | undefined;
   const end = (tail: readonly RawStatement[]) => {
-    ending = { tail: tail.map(statement), commit: send("commit") };
+    ending = { tail: tail.map(statement), commit: send("commit", [], FLUSH) };
   };
   let usable = true;
   /** Set when the transaction is over: what the work still holds of it is refused from then. */
@@ -150,7 +161,7 @@ export async function beginPipelined(
       const cause = await firstFailure(head, error);
       // Ended already with the work's last statement: COMMIT decides, and answers ROLLBACK
       // if that statement failed. Otherwise nothing of the work is kept.
-      await (ending ? ending.commit : send("rollback")).catch(ignore);
+      await (ending ? ending.commit : send("rollback", [], FLUSH)).catch(ignore);
       throw cause;
     }
     const sent = ending as NonNullable<typeof ending>;
@@ -385,7 +396,7 @@ function scoped(
   let depth = 0;
   const run = (query: string) => {
     const error = refusal(state);
-    return error ? refused(error) : connection.unsafe(query);
+    return error ? refused(error) : connection.unsafe(query, [], FLUSH);
   };
   const self: postgres.Sql = new Proxy(connection, {
     apply: (target, thisArgument, args) => {
@@ -397,8 +408,13 @@ function scoped(
         return (query: string, args?: unknown[], options?: Record<string, unknown>) => {
           const error = refusal(state) ?? unbuildable(args);
           if (error) return refused(error);
-          const sent = target.unsafe(query, args as never, { ...options, prepare });
           const finish = finishing.get(self);
+          // A last statement is written with the tail and COMMIT that follow it (`end`).
+          const sent = target.unsafe(query, args as never, {
+            ...options,
+            prepare,
+            ...(finish ? {} : FLUSH),
+          });
           if (finish) {
             // Sent now, so the tail and COMMIT written next follow it.
             sent.catch(ignore);
