@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { connectDatabase, type DatabaseHandle } from "./client.ts";
 import { hasSqlState } from "./pg-errors.ts";
+import { connectionOf, finishWith } from "./pipelined-transaction.ts";
 import { withTenant } from "./tenant.ts";
 
 /**
@@ -47,6 +48,14 @@ const answers = async (questionId: string) => {
   return row?.n;
 };
 const tenantSetting = sql`select current_setting('north.organization_id', true) as value`;
+const TENANT_SETTING = "select current_setting('north.organization_id', true) as value";
+/** The connection under a tenant transaction's `tx`, as the statements built once reach it. */
+const connection = (tx: object) => {
+  const c = connectionOf(tx);
+  if (!c) throw new Error("the transaction adopted no connection");
+  return c;
+};
+const EXTENDED = { simple: false } as Parameters<ReturnType<typeof connection>["unsafe"]>[2];
 
 type Settled =
   | { state: "resolved"; value: unknown }
@@ -188,6 +197,54 @@ describe("attacks on a pipelined tenant transaction", () => {
     expect(second).toMatchObject({ state: "resolved", value: b.organizationId });
     // A's insert, written as B, is nowhere.
     expect(await answers("attack-reopened")).toBe(0);
+  });
+
+  it("a query the work made but sends only after its transaction ended never runs in the next tenant's transaction", async () => {
+    const pool = onePool();
+    // postgres.js sends a query when it is first awaited, not when it is made.
+    let late: { unsafe?: Promise<unknown>; tagged?: Promise<unknown> } = {};
+    await withTenant(pool.db, tenantOf(a), async (tx) => {
+      const c = connection(tx);
+      late = {
+        unsafe: c.unsafe(TENANT_SETTING, [], EXTENDED) as unknown as Promise<unknown>,
+        tagged: c`select current_setting('north.organization_id', true) as value`,
+      };
+      await tx.execute(sql`select 1`);
+    });
+    // B's transaction holds the pool's one connection while A's queries are awaited.
+    const seen = await withTenant(pool.db, tenantOf(b), async (tx) => {
+      await tx.execute(tenantSetting);
+      const unsafe = await within(late.unsafe as Promise<unknown>, 1_000);
+      const tagged = await within(late.tagged as Promise<unknown>, 1_000);
+      return { unsafe, tagged };
+    });
+    expect(JSON.stringify(seen)).not.toContain(b.organizationId);
+    for (const settled of [seen.unsafe, seen.tagged]) {
+      expect(settled.state).toBe("rejected");
+      if (settled.state === "rejected") {
+        expect(hasSqlState(settled.error, "TRANSACTION_OVER")).toBe(true);
+      }
+    }
+  });
+
+  it("a query the work made before its last statement and sends after it is refused, not committed outside the transaction", async () => {
+    const pool = onePool();
+    const outcome = await withTenant(pool.db, tenantOf(a), async (tx) => {
+      const c = connection(tx);
+      const insert = c.unsafe(
+        "insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer) values ($1, $2, 'attack-late-insert', 'Q?', 'A.')",
+        [a.organizationId, a.member.userId],
+        EXTENDED,
+      ) as unknown as Promise<unknown>;
+      await finishWith(tx, [], () => c.unsafe(TENANT_SETTING, [], EXTENDED));
+      return within(insert, 2_000);
+    });
+    expect(outcome.state).toBe("rejected");
+    if (outcome.state === "rejected") {
+      expect(hasSqlState(outcome.error, "TRANSACTION_ENDED")).toBe(true);
+    }
+    await sleep(200);
+    expect(await answers("attack-late-insert")).toBe(0);
   });
 
   it("a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back", async () => {

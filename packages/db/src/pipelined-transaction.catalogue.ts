@@ -248,4 +248,30 @@ export const MUTATIONS: readonly Entry[] = [
       why: "the transaction's ROLLBACK is written to a connection that closed under it, and waits for an answer forever",
     },
   },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a query the work made but sends only after its transaction ended never runs in the next tenant's transaction",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "refusedAtSend",
+      find: "      if (error) pending.reject(error);\n      else send(q);\n",
+      replace: "      send(q);\n",
+      why: "a query is checked only when it is made, and sent later in whatever transaction holds the connection",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a query the work made before its last statement and sends after it is refused, not committed outside the transaction",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "refusedAtSend",
+      find: "      const error = refuse();\n",
+      replace: "      const error = undefined;\n",
+      why: "a query sent after COMMIT went out with the last statement runs outside the transaction",
+    },
+  },
 ];

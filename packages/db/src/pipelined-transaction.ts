@@ -401,7 +401,9 @@ function scoped(
   const self: postgres.Sql = new Proxy(connection, {
     apply: (target, thisArgument, args) => {
       const error = refusal(state);
-      return error ? refused(error) : Reflect.apply(target, thisArgument, args);
+      return error
+        ? refused(error)
+        : refusedAtSend(Reflect.apply(target, thisArgument, args), () => refusal(state));
     },
     get: (target, property, receiver) => {
       if (property === "unsafe") {
@@ -410,11 +412,15 @@ function scoped(
           if (error) return refused(error);
           const finish = finishing.get(self);
           // A last statement is written with the tail and COMMIT that follow it (`end`).
-          const sent = target.unsafe(query, args as never, {
-            ...options,
-            prepare,
-            ...(finish ? {} : FLUSH),
-          });
+          const sent = refusedAtSend(
+            target.unsafe(query, args as never, {
+              ...options,
+              prepare,
+              ...(finish ? {} : FLUSH),
+            }),
+            // The last statement goes out after `end` has sent COMMIT behind it, by design.
+            finish ? () => (state.gone() ? connectionClosed() : undefined) : () => refusal(state),
+          );
           if (finish) {
             // Sent now, so the tail and COMMIT written next follow it.
             sent.catch(ignore);
@@ -445,6 +451,30 @@ function scoped(
     }
   }
   return { client: self, inSavepoint: () => depth > 0 };
+}
+
+/**
+ * postgres.js sends a query when it is first awaited (or given a handler), not when it is made:
+ * `refuse` is asked again then, so a query the work made and sends only after its transaction
+ * ended is refused, instead of running outside it or in the next tenant's transaction on the same
+ * connection.
+ */
+function refusedAtSend<Q>(query: Q, refuse: () => Error | undefined): Q {
+  const pending = query as unknown as {
+    handler: ((q: unknown) => void) & { debug?: unknown };
+    reject: (error: Error) => void;
+  };
+  const send = pending.handler;
+  const checked = Object.assign(
+    (q: unknown) => {
+      const error = refuse();
+      if (error) pending.reject(error);
+      else send(q);
+    },
+    { debug: send.debug },
+  );
+  pending.handler = checked;
+  return query;
 }
 
 /** The same statement for Drizzle's `tx.execute`: its placeholders `$1`…`$n`, each once, in order. */
