@@ -274,4 +274,17 @@ export const MUTATIONS: readonly Entry[] = [
       why: "a query sent after COMMIT went out with the last statement runs outside the transaction",
     },
   },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a backend killed under a transaction, with the next statement written before the socket closes, never wedges the pool",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "    ;(query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
+      replace:
+        "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n",
+      why: "a statement written between the socket's error and its close is failed by neither and waits forever, and the pool with it",
+    },
+  },
 ];
