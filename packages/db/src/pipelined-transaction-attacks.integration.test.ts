@@ -273,6 +273,31 @@ describe("attacks on a pipelined tenant transaction", () => {
     }
   });
 
+  it("a last statement whose prepared plan a schema change invalidated fails its call, and is not run again after COMMIT", async () => {
+    await db.owner.client.unsafe(`
+      create table attack_retry (a text, org text default current_setting('north.organization_id', true));
+      grant all on attack_retry to public`);
+    const pool = onePool();
+    const call = (value: string) =>
+      withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(tx, [], () =>
+          connection(tx).unsafe(
+            "insert into attack_retry (a) values ($1) returning *",
+            [value],
+            EXTENDED,
+          ),
+        ),
+      );
+    await call("before");
+    // A migration while the server runs: the connection's prepared insert no longer fits.
+    await db.owner.client.unsafe("alter table attack_retry add column extra int");
+    const after = await within(call("after"), 4_000);
+    expect(after.state).toBe("rejected");
+    await sleep(200);
+    const rows = await db.owner.client<{ a: string }[]>`select a from attack_retry order by a`;
+    expect(rows.map((r) => r.a)).toEqual(["before"]);
+  });
+
   it("a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back", async () => {
     // PostgreSQL behind a door of this test's own: shut (connections refused), then open.
     const target = new URL(db.directAppUrl);

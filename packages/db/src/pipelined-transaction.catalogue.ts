@@ -287,4 +287,16 @@ export const MUTATIONS: readonly Entry[] = [
       why: "a statement written between the socket's error and its close is failed by neither and waits forever, and the pool with it",
     },
   },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a last statement whose prepared plan a schema change invalidated fails its call, and is not run again after COMMIT",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "retryRoutines.has(errorResponse.routine) && x[5] === 73\n",
+      replace: "retryRoutines.has(errorResponse.routine)\n",
+      why: "a statement whose plan went stale is sent again behind the COMMIT already written, and its effect is committed outside the transaction",
+    },
+  },
 ];
