@@ -298,6 +298,24 @@ describe("attacks on a pipelined tenant transaction", () => {
     expect(rows.map((r) => r.a)).toEqual(["before"]);
   });
 
+  it("a statement postgres.js cannot build behind one in flight fails alone, and neither the call nor the pool hangs", async () => {
+    const pool = onePool();
+    // Drizzle's driver has postgres.js pass a raw Date through; its Bind then throws.
+    const unbuildableDate = () =>
+      withTenant(pool.db, tenantOf(a), (tx) =>
+        tx.execute(sql`select ${new Date()}::timestamptz as t`),
+      );
+    const first = await within(unbuildableDate(), 3_000);
+    const second = await within(unbuildableDate(), 3_000);
+    const next = await within(
+      withTenant(pool.db, tenantOf(b), (tx) => tx.execute(tenantSetting)),
+      3_000,
+    );
+    expect([first.state, second.state]).toEqual(["rejected", "rejected"]);
+    expect(next.state).toBe("resolved");
+    expect(JSON.stringify(next)).toContain(b.organizationId);
+  });
+
   it("a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back", async () => {
     // PostgreSQL behind a door of this test's own: shut (connections refused), then open.
     const target = new URL(db.directAppUrl);

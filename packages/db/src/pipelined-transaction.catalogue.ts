@@ -299,4 +299,16 @@ export const MUTATIONS: readonly Entry[] = [
       why: "a statement whose plan went stale is sent again behind the COMMIT already written, and its effect is committed outside the transaction",
     },
   },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a statement postgres.js cannot build behind one in flight fails alone, and neither the call nor the pool hangs",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "      if (query !== q) {\n        sent.remove(q)\n",
+      replace: "      if (false) {\n        sent.remove(q)\n",
+      why: "the unbuildable statement waits in `sent` for an answer that never comes, and the call and the connection hang",
+    },
+  },
 ];
