@@ -36,9 +36,11 @@ const ignore = () => {};
  * Marks the statement after which a transaction sends nothing more before it awaits an answer:
  * postgres.js then writes it, with whatever was sent before it, at once, where it would
  * otherwise wait for the event loop's immediates — behind every other request that was ready
- * in the same turn (patches/postgres@3.4.9.patch, decision 043). The work's statements, COMMIT,
- * ROLLBACK and savepoints are flushed; BEGIN and the head are not, so they leave in the same write
- * as the work's first statement.
+ * in the same turn (patches/postgres@3.4.9.patch, decision 043). The work's statements sent
+ * through `unsafe` (all of Drizzle's and the statements built once), COMMIT, ROLLBACK and
+ * savepoints are flushed; BEGIN and the head are not, so they leave in the same write as the
+ * work's first statement. A tagged template the work writes itself takes no options and still
+ * leaves on postgres.js's timer (no store writes one).
  */
 const FLUSH = { flush: true } as postgres.UnsafeQueryOptions;
 
