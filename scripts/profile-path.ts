@@ -6,7 +6,8 @@
  * call. Workloads: ping, read, save, recall (tools/call through `app.fetch`), token (the token
  * check alone), tenant-read (the profile read's tenant transaction alone, through `withTenant`
  * with the token's proof, as a tool call opens it), raw-read (the same statements written
- * straight to postgres.js: the driver's floor).
+ * straight to postgres.js: the driver's floor), raw-implicit (the same read as one batch, decision
+ * 044: the tenant, the read and the audit row with one Sync and no BEGIN or COMMIT).
  * PROFILE_REVISION=2026-07-28 sends the new revision's envelope.
  *
  * The machine drifts by a third within minutes, so several workloads are measured interleaved:
@@ -155,6 +156,12 @@ try {
       await rawRead(p);
       return;
     }
+    if (workload === "raw-implicit") {
+      const p = principals.get(token);
+      if (!p) throw new Error("no principal");
+      await rawImplicit(p);
+      return;
+    }
     const b = body(workload, n);
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
@@ -209,6 +216,31 @@ try {
       ]);
       // A tenant the settings did not carry would read nothing, and cost less.
       if (rows.length === 0) throw new Error("the raw read found no rows");
+    } finally {
+      c.release();
+    }
+  };
+  /** `rawRead` as one batch (decision 044), as a tool call's read now goes out. */
+  const rawImplicit = async ({ tenant, proof }: { tenant: Tenant; proof: ApiTokenProof }) => {
+    const audit = auditStatement({
+      tool: "north__working_profile",
+      outcome: "read",
+      tokenId: proof.tokenId,
+      requestId: crypto.randomUUID(),
+    });
+    const enter = enterStatement(tenant, proof);
+    const c = await app.client.reserve();
+    try {
+      const [, rows] = await Promise.all([
+        c.unsafe(enter.text, enter.params as never[], { prepare: true, batch: true } as never),
+        c.unsafe(
+          "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid order by created_at, question_id",
+          [],
+          { simple: false, batch: true } as never,
+        ),
+        c.unsafe(audit.text, audit.params as never[], { prepare: true }),
+      ]);
+      if (rows.length === 0) throw new Error("the batched raw read found no rows");
     } finally {
       c.release();
     }

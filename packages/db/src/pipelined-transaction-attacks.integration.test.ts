@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.ts";
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { connectDatabase, type DatabaseHandle } from "./client.ts";
-import { hasSqlState } from "./pg-errors.ts";
+import { hasSqlState, isCredentialRefused } from "./pg-errors.ts";
 import { connectionOf, finishWith } from "./pipelined-transaction.ts";
 import { withTenant } from "./tenant.ts";
 
@@ -298,6 +298,34 @@ describe("attacks on a pipelined tenant transaction", () => {
     expect(rows.map((r) => r.a)).toEqual(["before"]);
   });
 
+  it("a statement whose prepared plan a schema change invalidated is prepared again at its connection's next call", async () => {
+    await db.owner.client.unsafe(`
+      create table attack_stale (a text, org text default current_setting('north.organization_id', true));
+      grant all on attack_stale to public`);
+    const pool = onePool();
+    const call = (value: string) =>
+      withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(tx, [], () =>
+          connection(tx).unsafe(
+            "insert into attack_stale (a) values ($1) returning *",
+            [value],
+            EXTENDED,
+          ),
+        ),
+      );
+    await call("before");
+    await db.owner.client.unsafe("alter table attack_stale add column extra int");
+    expect((await within(call("stale"), 4_000)).state).toBe("rejected");
+    // Forgotten, not kept: a statement kept stale would fail every call on the connection.
+    expect((await within(call("again"), 4_000)).state).toBe("resolved");
+    const rows = await db.owner.client<{ a: string; org: string }[]>`
+      select a, org from attack_stale order by a`;
+    expect(rows).toEqual([
+      { a: "again", org: a.organizationId },
+      { a: "before", org: a.organizationId },
+    ]);
+  });
+
   it("a statement postgres.js cannot build behind one in flight fails alone, and neither the call nor the pool hangs", async () => {
     const pool = onePool();
     // Drizzle's driver has postgres.js pass a raw Date through; its Bind then throws.
@@ -377,5 +405,141 @@ describe("attacks on a pipelined tenant transaction", () => {
       await pools.splice(pools.indexOf(pool), 1)[0]?.close();
       await new Promise((resolve) => (door ? door.close(resolve) : resolve(undefined)));
     }
+  });
+});
+
+/**
+ * A transaction whose work sends only its last statement (a tool call's read), or nothing (a
+ * refused call's audit row), goes out as one batch: the head, that statement and the tail with
+ * one Sync and no BEGIN or COMMIT, PostgreSQL's implicit transaction of a pipeline (decision
+ * 044). What it must never do is leave that transaction open for the next user of the connection,
+ * run a statement after one that failed, or run one outside it.
+ */
+describe("attacks on a tenant transaction sent as one batch", () => {
+  const batchTable = async (name: string) => {
+    await db.owner.client.unsafe(`
+      create table ${name} (a text, org text default current_setting('north.organization_id', true));
+      grant all on ${name} to public`);
+    return async () =>
+      (await db.owner.client.unsafe<{ a: string; org: string }[]>(
+        `select a, org from ${name} order by a`,
+      )) as { a: string; org: string }[];
+  };
+  const insertInto = (table: string, value: string) => ({
+    text: `insert into ${table} (a) values ($1)`,
+    params: [value],
+  });
+  const outside = async (pool: DatabaseHandle) => {
+    const [row] = await pool.client<{ value: string | null; tx: string | null }[]>`
+      select current_setting('north.organization_id', true) as value,
+             pg_catalog.txid_current_if_assigned()::text as tx`;
+    return { value: row?.value ?? "", tx: row?.tx ?? null };
+  };
+
+  it("a read that committed or failed leaves no transaction and no tenant on the connection", async () => {
+    const rows = await batchTable("batch_clean");
+    const pool = onePool();
+    const read = (last: string) =>
+      withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(tx, [insertInto("batch_clean", last)], () =>
+          connection(tx).unsafe(last, [], EXTENDED),
+        ),
+      );
+    // Cold (each statement parsed, described and bound in the batch's one write), then warm.
+    for (let i = 0; i < 2; i++) {
+      const ok = await within(read(TENANT_SETTING), 4_000);
+      expect(ok).toMatchObject({ state: "resolved", value: [{ value: a.organizationId }] });
+      expect(await outside(pool)).toEqual({ value: "", tx: null });
+    }
+    // A last statement that fails: the tail behind it does not run, and the call says why.
+    const failed = await within(read("select 1 / 0 as never"), 4_000);
+    expect(failed.state).toBe("rejected");
+    expect(failed.state === "rejected" && hasSqlState(failed.error, "22012")).toBe(true);
+    expect(await outside(pool)).toEqual({ value: "", tx: null });
+    // Another tenant's transaction on the same session commits only its own work.
+    const next = await within(
+      withTenant(pool.db, tenantOf(b), async (tx) => tx.execute(tenantSetting)),
+      4_000,
+    );
+    expect(next).toMatchObject({ state: "resolved", value: [{ value: b.organizationId }] });
+    expect(await rows()).toEqual([
+      { a: TENANT_SETTING, org: a.organizationId },
+      { a: TENANT_SETTING, org: a.organizationId },
+    ]);
+  });
+
+  it("a batch whose tenant is refused runs nothing after it: neither the work's statement nor the tail", async () => {
+    const rows = await batchTable("batch_refused");
+    const pool = onePool();
+    const proof = {
+      apiTokenHash: "0".repeat(64),
+      tokenId: a.member.userId,
+      role: "member" as const,
+      scopes: ["profile:write"],
+    };
+    const refused = withTenant(
+      pool.db,
+      tenantOf(a),
+      async (tx) =>
+        finishWith(tx, [insertInto("batch_refused", "tail")], () =>
+          connection(tx).unsafe(
+            "insert into batch_refused (a) values ($1) returning a",
+            ["work"],
+            EXTENDED,
+          ),
+        ),
+      undefined,
+      { proof },
+    );
+    const settled = await within(refused, 4_000);
+    expect(settled.state).toBe("rejected");
+    expect(settled.state === "rejected" && isCredentialRefused(settled.error)).toBe(true);
+    expect(await rows()).toEqual([]);
+    expect(await outside(pool)).toEqual({ value: "", tx: null });
+  });
+
+  it("a value a batch cannot carry sends its transaction with BEGIN and COMMIT: the call fails alone and the connection stays", async () => {
+    await db.owner.client.unsafe(`
+      create table batch_typed (doc jsonb, org text default current_setting('north.organization_id', true));
+      grant all on batch_typed to public`);
+    const pool = onePool();
+    const pid = () =>
+      withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(tx, [], () =>
+          connection(tx).unsafe("select pg_backend_pid() as pid", [], EXTENDED),
+        ),
+      );
+    const before = await pid();
+    // An object goes out as JSON only once its parameter's type is known, which a batch does not
+    // wait for; on North's pool postgres.js then refuses it, as it does any object or Date.
+    const typed = await within(
+      withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(
+          tx,
+          [{ text: "insert into batch_typed (doc) values ($1)", params: [{ kind: "audit" }] }],
+          () => connection(tx).unsafe(TENANT_SETTING, [], EXTENDED),
+        ),
+      ),
+      4_000,
+    );
+    expect(typed.state).toBe("rejected");
+    expect(await pid()).toEqual(before);
+    expect(await db.owner.client`select 1 from batch_typed`).toHaveLength(0);
+  });
+
+  it("many concurrent reads as batches on a small pool each read their own tenant", async () => {
+    const pool = connectDatabase(db.directAppUrl, { max: 3, closeTimeoutS: 1 });
+    pools.push(pool);
+    const tenants = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b));
+    const seen = await Promise.all(
+      tenants.map((w) =>
+        withTenant(pool.db, tenantOf(w), async (tx) =>
+          finishWith(tx, [], () => connection(tx).unsafe(TENANT_SETTING, [], EXTENDED)),
+        ),
+      ),
+    );
+    expect(seen.map((r) => (r as unknown as { value: string }[])[0]?.value)).toEqual(
+      tenants.map((w) => w.organizationId),
+    );
   });
 });

@@ -24,9 +24,9 @@ export const MUTATIONS: readonly Entry[] = [
       also: [
         {
           file: "packages/db/src/pipelined-transaction.ts",
-          in: "head",
-          find: "const head = [begin, ...plan.head.map(statement)];",
-          replace: "const head = [begin, ...tenant];",
+          in: "open",
+          find: "head = [begin, ...plan.head.map(statement)];",
+          replace: "head = [begin, ...tenant];",
         },
       ],
     },
@@ -63,8 +63,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
-      find: '      await (ending ? ending.commit : send("rollback", [], FLUSH)).catch(ignore);\n',
-      replace: "      await (ending ? ending.commit : Promise.resolve()).catch(ignore);\n",
+      find: '      else if (head) await send("rollback", [], FLUSH).catch(ignore);\n',
+      replace: "",
       why: "a failed work's connection goes back to the pool inside its aborted transaction",
     },
   },
@@ -76,7 +76,7 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "cause",
-      find: "const cause = await firstFailure(head, error);",
+      find: "const cause = await firstFailure(head ?? [], error);",
       replace: "const cause = error;",
       why: "a failed tenant statement is reported as the work's 'transaction aborted'",
     },
@@ -108,14 +108,27 @@ export const MUTATIONS: readonly Entry[] = [
   {
     check: {
       file: SUITE_1,
-      name: "what a pipelined transaction writes to its socket sends a read (head, last statement, tail, COMMIT) as one write, before the event loop's turn ends",
+      name: "what a pipelined transaction writes to its socket sends a read (head, last statement, tail) as one write with one Sync and no BEGIN or COMMIT, before the event loop's turn ends",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "openBatch",
+      find: "    if (head || plan.head.length === 0) return false;\n",
+      replace: "    return false;\n",
+      why: "a read goes out as an explicit transaction: BEGIN and COMMIT, and a Sync after every statement (decision 044)",
+    },
+  },
+  {
+    check: {
+      file: SUITE_1,
+      name: "what a pipelined transaction writes to its socket sends a transaction whose work sends nothing (the tenant and the tail) as one write with one Sync, and commits it",
     },
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "end",
-      find: 'commit: send("commit", [], FLUSH) };',
-      replace: 'commit: send("commit") };',
-      why: "a read's one write waits for postgres.js's write timer, behind every other request ready in the same turn",
+      find: "    if (batched || (head === undefined && openBatch([], tail))) {\n",
+      replace: "    if (batched) {\n",
+      why: "a refused call's audit row goes out with BEGIN and COMMIT instead of as one batch",
     },
   },
   {
@@ -126,8 +139,8 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "scoped",
-      find: "            ...(finish ? {} : FLUSH),\n",
-      replace: "",
+      find: "              ...(batch ?? (finish ? {} : FLUSH)),\n",
+      replace: "              ...(batch ?? {}),\n",
       why: "the work's statements wait for postgres.js's write timer before they leave",
     },
   },
@@ -157,10 +170,20 @@ export const MUTATIONS: readonly Entry[] = [
       name: "attacks on a pipelined tenant transaction a work statement that fails before it is sent fails the call, and the pool goes on",
     },
     mutation: {
+      // Two lines hold here: North refuses the value (`unbuildable`) and, since BEGIN goes out
+      // with the work's first statement, postgres.js's own refusal fails that statement alone.
+      file: "packages/db/src/pipelined-transaction.ts",
       in: "unbuildable",
       find: "  if (args.includes(undefined)) {",
       replace: "  if (args.includes(Symbol.iterator)) {",
       why: "an undefined value reaches postgres.js, whose refusal rejects BEGIN and leaves the statement unanswered",
+      also: [
+        {
+          file: "node_modules/postgres/src/connection.js",
+          find: "      if (query !== q) {\n        sent.remove(q)\n",
+          replace: "      if (false) {\n        sent.remove(q)\n",
+        },
+      ],
     },
   },
   {
@@ -219,8 +242,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
-      find: "            sent.catch(ignore);\n            finish(sent);\n",
-      replace: "            finish(sent);\n            sent.catch(ignore);\n",
+      find: "            sent.catch(ignore);\n            finish.sent(sent);\n",
+      replace: "            finish.sent(sent);\n            sent.catch(ignore);\n",
       why: "the tail and COMMIT are written before the last statement, which then runs on its own",
     },
   },
@@ -294,9 +317,21 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "node_modules/postgres/src/connection.js",
-      find: "retryRoutines.has(errorResponse.routine) && x[5] === 73\n",
+      find: "retryRoutines.has(errorResponse.routine) && x[5] === 73 && !query.batched && !query.endsBatch\n",
       replace: "retryRoutines.has(errorResponse.routine)\n",
-      why: "a statement whose plan went stale is sent again behind the COMMIT already written, and its effect is committed outside the transaction",
+      why: "a statement whose plan went stale is sent again alone, after its batch rolled back (or behind the COMMIT already written), and its effect is committed outside the transaction",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a statement whose prepared plan a schema change invalidated is prepared again at its connection's next call",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: ": (retryRoutines.has(errorResponse.routine) && delete statements[query.signature], errored(errorResponse))\n",
+      replace: ": errored(errorResponse)\n",
+      why: "the stale statement stays prepared, and every later call on the connection fails with it",
     },
   },
   {
@@ -309,6 +344,57 @@ export const MUTATIONS: readonly Entry[] = [
       find: "      if (query !== q) {\n        sent.remove(q)\n",
       replace: "      if (false) {\n        sent.remove(q)\n",
       why: "the unbuildable statement waits in `sent` for an answer that never comes, and the call and the connection hang",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch a read that committed or failed leaves no transaction and no tenant on the connection",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      find: "const BATCH_END = { simple: false, flush: true } as postgres.UnsafeQueryOptions;",
+      replace:
+        "const BATCH_END = { batch: true, simple: false, flush: true } as postgres.UnsafeQueryOptions;",
+      why: "the batch's last statement carries no Sync: the implicit transaction stays open, with the tenant, for whatever the connection sends next",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch a batch whose tenant is refused runs nothing after it: neither the work's statement nor the tail",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "        query.batched && skipBatch()\n",
+      replace: "",
+      why: "the statements PostgreSQL skipped after the refused tenant wait for answers that never come, and the call hangs",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch a value a batch cannot carry sends its transaction with BEGIN and COMMIT: the call fails alone and the connection stays",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "batchable",
+      find: "  return params.every(\n",
+      replace: "  return true || params.every(\n",
+      why: "an object goes in a batch untyped: postgres.js refuses it mid-batch and the connection is closed",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch many concurrent reads as batches on a small pool each read their own tenant",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "openBatch",
+      find: "...(i === 0 ? session.beginOptions : {}), ...nextInBatch() }),",
+      replace: "...(i === 0 ? session.beginOptions : {}), ...(nextInBatch(), BATCH_END) }),",
+      why: "the tenant goes out with its own Sync, so it is committed (and gone) before the read runs",
     },
   },
 ];

@@ -279,12 +279,14 @@ async function afterMicrotasks<T>(n: number, read: () => T): Promise<T> {
   return read();
 }
 
+/** How many Sync messages a write carries: each ends a batch, and PostgreSQL answers each. */
+const syncs = (write: string) => write.split("S\u0000\u0000\u0000\u0004").length - 1;
 const marker = (name: string): RawStatement => ({ text: `select '${name}' as marker`, params: [] });
 const EXTENDED = { simple: false } as postgres.UnsafeQueryOptions;
 const MARKERS = ["begin", "north-head", "north-first", "north-last", "north-tail", "commit"];
 
 describe("what a pipelined transaction writes to its socket", () => {
-  it("sends a read (head, last statement, tail, COMMIT) as one write, before the event loop's turn ends", async () => {
+  it("sends a read (head, last statement, tail) as one write with one Sync and no BEGIN or COMMIT, before the event loop's turn ends", async () => {
     const spied = spiedPool(db.appUrl);
     try {
       await spied.pool`select 1`;
@@ -304,9 +306,30 @@ describe("what a pipelined transaction writes to its socket", () => {
       );
       expect(rows).toEqual([{ marker: "north-last" }]);
       expect(await seen).toBe(1);
-      expect(spied.carried(MARKERS, from)).toEqual([
-        ["begin", "north-head", "north-last", "north-tail", "commit"],
-      ]);
+      // One batch (decision 044): PostgreSQL's implicit transaction, committed by its one Sync.
+      expect(spied.carried(MARKERS, from)).toEqual([["north-head", "north-last", "north-tail"]]);
+      expect(spied.writes.slice(from).map(syncs)).toEqual([1]);
+    } finally {
+      await spied.pool.end({ timeout: 5 });
+    }
+  });
+
+  it("sends a transaction whose work sends nothing (the tenant and the tail) as one write with one Sync, and commits it", async () => {
+    const spied = spiedPool(db.appUrl);
+    try {
+      await spied.pool`select 1`;
+      const from = spied.writes.length;
+      const done = await pipelined(
+        { head: [marker("north-head")], tail: () => [marker("north-tail")] },
+        () =>
+          beginPipelined(spied.pool, db.pooler !== "transaction", async (client) => {
+            adoptConnection(client);
+            return "nothing sent";
+          }),
+      );
+      expect(done).toBe("nothing sent");
+      expect(spied.carried(MARKERS, from)).toEqual([["north-head", "north-tail"]]);
+      expect(spied.writes.slice(from).map(syncs)).toEqual([1]);
     } finally {
       await spied.pool.end({ timeout: 5 });
     }

@@ -45,6 +45,16 @@ const ignore = () => {};
 const FLUSH = { flush: true } as postgres.UnsafeQueryOptions;
 
 /**
+ * A statement of a transaction sent as one batch (decision 044): written without a Sync, so
+ * PostgreSQL runs it and the statements after it, up to the next one sent without `batch`, in one
+ * implicit transaction (patches/postgres@3.4.9.patch). Always extended: a simple Query would end
+ * the batch.
+ */
+const BATCH = { batch: true, simple: false } as postgres.UnsafeQueryOptions;
+/** The last statement of a batch: it carries the Sync that commits the batch, flushed. */
+const BATCH_END = { simple: false, flush: true } as postgres.UnsafeQueryOptions;
+
+/**
  * The connection of the transaction whose work is being entered, set only while Drizzle runs
  * synchronously from `begin` to the caller's work (see {@link adoptConnection}).
  */
@@ -121,9 +131,53 @@ export async function beginPipelined(
     return query;
   };
   const statement = (s: RawStatement) => send(s.text, s.params);
+  /**
+   * BEGIN and the head, once sent: before the work's first statement, or, when the work's first
+   * statement is its last (`finishWith`) or it sends none, as the start of one batch.
+   */
+  let head: Promise<unknown>[] | undefined;
+  /** Whether the transaction went out as one batch; then how many of its statements are left. */
+  let batched = false;
+  let batchLeft = 0;
+  /** The options of a batch's next statement. */
+  const nextInBatch = () => (--batchLeft === 0 ? BATCH_END : BATCH);
+  const open = () => {
+    if (head) return;
+    const begin = send("begin", [], session.beginOptions);
+    session.follow(begin);
+    head = [begin, ...plan.head.map(statement)];
+  };
+  /**
+   * Opens the transaction as one batch (decision 044) of the head, `more` statements of the work
+   * and the tail — no BEGIN, no COMMIT: PostgreSQL's implicit transaction of a pipeline, committed
+   * by the Sync after the batch's last statement, or rolled back whole when a statement fails.
+   * Only while nothing is sent, with a head (the tenant) to open it, and with values a batch can
+   * carry; otherwise false, and nothing is sent.
+   */
+  const openBatch = (more: readonly (readonly unknown[])[], tail: readonly RawStatement[]) => {
+    if (head || plan.head.length === 0) return false;
+    const values = [...[...plan.head, ...tail].map((s) => s.params), ...more];
+    if (!values.every(batchable)) return false;
+    batched = true;
+    batchLeft = plan.head.length + more.length + tail.length;
+    head = plan.head.map((s, i) =>
+      send(s.text, s.params, { ...(i === 0 ? session.beginOptions : {}), ...nextInBatch() }),
+    );
+    session.follow(head[0] as Promise<postgres.RowList<postgres.Row[]>>);
+    return true;
+  };
   /** The tail and COMMIT, once sent: after the work, or with its last statement (`finishWith`). */
-  let ending: { tail: Promise<unknown>[]; commit: ReturnType<typeof send> } | undefined;
-  const end = (tail: readonly RawStatement[]) => {
+  let ending: { tail: Promise<unknown>[]; commit: Promise<unknown> } | undefined;
+  /** `last`: the work's last statement, when `finishWith` sent it. */
+  const end = (tail: readonly RawStatement[], last?: Promise<unknown>) => {
+    if (batched || (head === undefined && openBatch([], tail))) {
+      // The batch's last statement stands for COMMIT: it is answered once its Sync committed.
+      const sent = tail.map((s) => send(s.text, s.params, nextInBatch()));
+      const commit = sent.at(-1) ?? last ?? (head as Promise<unknown>[]).at(-1);
+      ending = { tail: sent, commit: commit as Promise<unknown> };
+      return;
+    }
+    open();
     ending = { tail: tail.map(statement), commit: send("commit", [], FLUSH) };
   };
   let usable = true;
@@ -131,15 +185,14 @@ export async function beginPipelined(
   let over = false;
   try {
     refuseUnbuildable(plan.head);
-    const begin = send("begin", [], session.beginOptions);
-    session.follow(begin);
-    const head = [begin, ...plan.head.map(statement)];
     let result: unknown;
     try {
       const { client, inSavepoint } = scoped(connection, prepare, {
         gone: session.gone,
         ended: () => ending !== undefined,
         over: () => over,
+        open,
+        openBatch: (params, tail) => (openBatch([params], tail) ? nextInBatch() : undefined),
       });
       endings.set(client, { end, inSavepoint });
       // Drizzle reaches the caller's work synchronously, which adopts this connection.
@@ -160,20 +213,26 @@ export async function beginPipelined(
       }
     } catch (error) {
       // A head statement that failed is the cause of whatever the work then met.
-      const cause = await firstFailure(head, error);
-      // Ended already with the work's last statement: COMMIT decides, and answers ROLLBACK
-      // if that statement failed. Otherwise nothing of the work is kept.
-      await (ending ? ending.commit : send("rollback", [], FLUSH)).catch(ignore);
+      const cause = await firstFailure(head ?? [], error);
+      // Ended already with the work's last statement: COMMIT (or the batch's Sync) decides, and
+      // rolls back if that statement failed. Otherwise nothing of the work is kept; a work that
+      // failed before sending anything opened nothing.
+      if (ending) await ending.commit.catch(ignore);
+      else if (head) await send("rollback", [], FLUSH).catch(ignore);
       throw cause;
     }
     const sent = ending as NonNullable<typeof ending>;
-    const failure = await firstFailure([...head, ...sent.tail], undefined);
-    const committed = await sent.commit;
+    const opened = head as Promise<unknown>[];
+    const failure = await firstFailure([...opened, ...sent.tail], undefined);
+    const committed = (await sent.commit) as postgres.RowList<postgres.Row[]>;
     // A COMMIT written after the connection closed is answered by the next session's greeting.
     if (session.gone()) throw connectionClosed();
     // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error.
     if (failure !== undefined) throw failure;
-    if (committed.command !== "COMMIT") throw new Error("the transaction was rolled back");
+    // A batch's last statement is answered only once its Sync committed the batch.
+    if (!batched && committed.command !== "COMMIT") {
+      throw new Error("the transaction was rolled back");
+    }
     return result;
   } catch (error) {
     // A connection that went away is already back in postgres.js's closed queue: releasing it
@@ -242,10 +301,19 @@ const transactionEnded = () =>
 /** Sends a transaction's tail and COMMIT: registered per transaction, by its connection. */
 const endings = new WeakMap<
   postgres.Sql,
-  { end: (tail: readonly RawStatement[]) => void; inSavepoint: () => boolean }
+  {
+    end: (tail: readonly RawStatement[], last?: Promise<unknown>) => void;
+    inSavepoint: () => boolean;
+  }
 >();
-/** Set only while a `finishWith` is running its statement: ends the transaction right after it. */
-const finishing = new WeakMap<postgres.Sql, (sent: Promise<unknown>) => void>();
+/**
+ * Set only while a `finishWith` is running its statement: the tail to send behind it, and what
+ * ends the transaction right after it is sent.
+ */
+const finishing = new WeakMap<
+  postgres.Sql,
+  { tail: readonly RawStatement[]; sent: (last: Promise<unknown>) => void }
+>();
 
 /**
  * Runs the work's last statement (`last` must send exactly one on `tx` before its first `await`:
@@ -271,10 +339,13 @@ export function finishWith<T>(
     throw new TypeError("finishWith runs the transaction's last statement, not a savepoint's");
   refuseUnbuildable(tail);
   let sent = false;
-  finishing.set(client, () => {
-    finishing.delete(client);
-    sent = true;
-    ending.end(tail);
+  finishing.set(client, {
+    tail,
+    sent: (statement) => {
+      finishing.delete(client);
+      sent = true;
+      ending.end(tail, statement);
+    },
   });
   let running: Promise<T>;
   try {
@@ -317,6 +388,23 @@ function unbuildable(args: readonly unknown[] | undefined): Error | undefined {
   return undefined;
 }
 
+/**
+ * Whether a statement's values can go in a batch: one not yet prepared on the connection is sent
+ * parsed and bound at once, its values as text without their types (the postgres.js patch), so
+ * only values whose text PostgreSQL reads as the type it infers. An object or an array (JSON,
+ * PostgreSQL arrays) needs its type first: such a transaction is sent with BEGIN and COMMIT.
+ */
+function batchable(params: readonly unknown[]): boolean {
+  return params.every(
+    (x) =>
+      x === null ||
+      typeof x === "string" ||
+      typeof x === "number" ||
+      typeof x === "boolean" ||
+      typeof x === "bigint",
+  );
+}
+
 /** Throws before anything of `statements` is sent, if postgres.js would refuse one of them. */
 function refuseUnbuildable(statements: readonly RawStatement[]): void {
   for (const s of statements) {
@@ -356,6 +444,17 @@ interface WorkState {
   ended(): boolean;
   /** The transaction is over and the connection back with the pool. */
   over(): boolean;
+  /** Sends BEGIN and the head, if nothing is sent yet: before any statement of the work. */
+  open(): void;
+  /**
+   * For the work's last statement (`finishWith`) sent before any other: opens the transaction as
+   * one batch of the head, this statement and `tail`, and gives the options this statement goes
+   * with; undefined when it cannot be one batch, and nothing is sent.
+   */
+  openBatch(
+    params: readonly unknown[],
+    tail: readonly RawStatement[],
+  ): postgres.UnsafeQueryOptions | undefined;
 }
 
 const transactionOver = () =>
@@ -398,14 +497,16 @@ function scoped(
   let depth = 0;
   const run = (query: string) => {
     const error = refusal(state);
-    return error ? refused(error) : connection.unsafe(query, [], FLUSH);
+    if (error) return refused(error);
+    state.open();
+    return connection.unsafe(query, [], FLUSH);
   };
   const self: postgres.Sql = new Proxy(connection, {
     apply: (target, thisArgument, args) => {
       const error = refusal(state);
-      return error
-        ? refused(error)
-        : refusedAtSend(Reflect.apply(target, thisArgument, args), () => refusal(state));
+      if (error) return refused(error);
+      state.open();
+      return refusedAtSend(Reflect.apply(target, thisArgument, args), () => refusal(state));
     },
     get: (target, property, receiver) => {
       if (property === "unsafe") {
@@ -413,20 +514,23 @@ function scoped(
           const error = refusal(state) ?? unbuildable(args);
           if (error) return refused(error);
           const finish = finishing.get(self);
-          // A last statement is written with the tail and COMMIT that follow it (`end`).
+          // A last statement sent first is one batch with the head and the tail (decision 044);
+          // otherwise it is written with the tail and COMMIT that follow it (`end`), unflushed.
+          const batch = finish && state.openBatch(args ?? [], finish.tail);
+          if (!batch) state.open();
           const sent = refusedAtSend(
             target.unsafe(query, args as never, {
               ...options,
               prepare,
-              ...(finish ? {} : FLUSH),
+              ...(batch ?? (finish ? {} : FLUSH)),
             }),
             // The last statement goes out after `end` has sent COMMIT behind it, by design.
             finish ? () => (state.gone() ? connectionClosed() : undefined) : () => refusal(state),
           );
           if (finish) {
-            // Sent now, so the tail and COMMIT written next follow it.
+            // Sent now, so the tail and COMMIT (or the batch's end) written next follow it.
             sent.catch(ignore);
-            finish(sent);
+            finish.sent(sent);
           }
           return sent;
         };
