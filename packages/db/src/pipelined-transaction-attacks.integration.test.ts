@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { connectDatabase, type DatabaseHandle } from "./client.ts";
 import { hasSqlState, isCredentialRefused } from "./pg-errors.ts";
-import { connectionOf, finishWith } from "./pipelined-transaction.ts";
+import { adoptConnection, connectionOf, finishWith, pipelined } from "./pipelined-transaction.ts";
 import { withTenant } from "./tenant.ts";
 
 /**
@@ -527,8 +527,109 @@ describe("attacks on a tenant transaction sent as one batch", () => {
     expect(await db.owner.client`select 1 from batch_typed`).toHaveLength(0);
   });
 
+  it("a connection closed before the work's first statement never serves another tenant, nor hangs", async () => {
+    const pool = onePool();
+    const pidOf = async () => {
+      const [row] = (await withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(tx, [], () =>
+          connection(tx).unsafe("select pg_backend_pid() as pid", [], EXTENDED),
+        ),
+      )) as unknown as { pid: number }[];
+      return Number(row?.pid);
+    };
+    const known = pidOf();
+    /** A call that waits before its read, as recall waits for its embeddings provider. */
+    const slowRead = () =>
+      withTenant(pool.db, tenantOf(a), async (tx) => {
+        await sleep(600);
+        return finishWith(tx, [], () => connection(tx).unsafe(TENANT_SETTING, [], EXTENDED));
+      });
+    // Another caller waits for the pool: the session opened again is handed to it.
+    const victim = slowRead();
+    victim.catch(() => {});
+    await sleep(100);
+    await terminate(await known);
+    const other = withTenant(pool.db, tenantOf(b), async (tx) => {
+      await tx.execute(tenantSetting);
+      await sleep(800);
+      return (await tx.execute<{ value: string }>(tenantSetting))[0]?.value;
+    });
+    const [va, vb] = await Promise.all([within(victim, 4_000), within(other, 4_000)]);
+    expect(va.state).toBe("rejected");
+    expect(vb).toEqual({ state: "resolved", value: b.organizationId });
+    // Nobody waits: the call fails, and the pool serves the next caller.
+    const again = await pidOf();
+    const alone = slowRead();
+    alone.catch(() => {});
+    await sleep(100);
+    await terminate(again);
+    expect((await within(alone, 4_000)).state).toBe("rejected");
+    expect(await within(pidOf(), 4_000)).toMatchObject({ state: "resolved" });
+  });
+
+  it("a batch whose first statement cannot be built runs nothing of the rest without its tenant", async () => {
+    const rows = await batchTable("batch_head_unbuilt");
+    const pool = onePool();
+    const read = (extra: unknown) =>
+      pipelined(
+        {
+          head: [
+            {
+              text: "select set_config('north.organization_id', $1, true), $2::jsonb",
+              params: [a.organizationId, extra],
+            },
+          ],
+        },
+        () =>
+          pool.db.transaction(async (tx) => {
+            adoptConnection(tx);
+            return finishWith(tx, [insertInto("batch_head_unbuilt", "tail")], () =>
+              connection(tx).unsafe(TENANT_SETTING, [], EXTENDED),
+            );
+          }),
+      );
+    // Warm: the head's parameter types are known, so postgres.js binds the second with Drizzle's
+    // jsonb serializer, which passes the value through; a number then cannot be bound.
+    expect(await within(read("{}"), 4_000)).toMatchObject({ state: "resolved" });
+    expect((await within(read(5), 4_000)).state).toBe("rejected");
+    await sleep(200);
+    expect(await rows()).toEqual([{ a: "tail", org: a.organizationId }]);
+  });
+
+  it("a batch that leaves a transaction open fails its call and never hands the session on", async () => {
+    const pool = onePool();
+    const settled = await within(
+      withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(tx, [], () => connection(tx).unsafe("begin", [], EXTENDED)),
+      ),
+      4_000,
+    );
+    expect(settled.state).toBe("rejected");
+    expect(await outside(pool)).toEqual({ value: "", tx: null });
+  });
+
+  it("an empty statement in a batch is answered as itself: the answers after it go where they belong", async () => {
+    const pool = onePool();
+    const settled = await within(
+      withTenant(pool.db, tenantOf(a), async (tx) =>
+        finishWith(tx, [{ text: "select $1::text as tail", params: ["tail"] }], () =>
+          connection(tx).unsafe("-- nothing", [], EXTENDED),
+        ),
+      ),
+      4_000,
+    );
+    expect(settled.state).toBe("resolved");
+    expect(JSON.stringify(settled.state === "resolved" ? settled.value : null)).not.toContain(
+      "tail",
+    );
+  });
+
   it("many concurrent reads as batches on a small pool each read their own tenant", async () => {
-    const pool = connectDatabase(db.directAppUrl, { max: 3, closeTimeoutS: 1 });
+    const pool = connectDatabase(db.appUrl, {
+      max: 3,
+      closeTimeoutS: 1,
+      transactionPooler: db.pooler === "transaction",
+    });
     pools.push(pool);
     const tenants = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b));
     const seen = await Promise.all(

@@ -397,4 +397,64 @@ export const MUTATIONS: readonly Entry[] = [
       why: "the tenant goes out with its own Sync, so it is committed (and gone) before the read runs",
     },
   },
+  {
+    check: {
+      file: SUITE_1,
+      name: "what a pipelined transaction writes to its socket finishes a batch whose socket reports backpressure: the statement with the Sync is not held back",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "      return (write(buffer, q.options.flush ? flushed : undefined) || batched)\n",
+      replace: "      return write(buffer, q.options.flush ? flushed : undefined)\n",
+      why: "backpressure marks the connection full mid-batch: the statement with the Sync waits for a ReadyForQuery that only that Sync would bring",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch a connection closed before the work's first statement never serves another tenant, nor hangs",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/index.js",
+      find: "      if (closedWith)\n        return q.reject(closedWith)\n",
+      replace: "",
+      why: "a statement sent after the reserved connection closed runs in the session the pool opened on it for another tenant",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch a batch whose first statement cannot be built runs nothing of the rest without its tenant",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "      if (inBatch || q.options.batch) {\n",
+      replace: "      if (inBatch) {\n",
+      why: "the unbuildable head fails alone and the rest of the batch runs as a batch of its own, without the tenant, and commits",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch a batch that leaves a transaction open fails its call and never hands the session on",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "    if (query && (query.batched || query.endsBatch) && x[5] !== 73) {\n",
+      replace: "    if (false) {\n",
+      why: "a BEGIN inside a batch keeps the tenant's transaction open on the connection, for its next user",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a tenant transaction sent as one batch an empty statement in a batch is answered as itself: the answers after it go where they belong",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "    query && query.batched && batchAnswered()\n",
+      replace: "",
+      why: "an empty batched statement is never answered, so it takes the next statement's answer",
+    },
+  },
 ];

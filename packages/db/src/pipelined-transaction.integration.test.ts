@@ -241,7 +241,7 @@ describe("a pipelined tenant transaction", () => {
  * A postgres.js pool of one connection whose socket records every write, and the texts of the
  * statements each write carried, in order (decision 043).
  */
-function spiedPool(url: string) {
+function spiedPool(url: string, { backpressure = false } = {}) {
   const writes: string[] = [];
   const { hostname, port } = new URL(url);
   // postgres.js's `socket` option (a connected socket to use), which its types leave out.
@@ -256,7 +256,8 @@ function spiedPool(url: string) {
         const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
         socket.write = ((chunk: Uint8Array | string, ...rest: unknown[]) => {
           writes.push(Buffer.from(chunk).toString("latin1"));
-          return write(chunk, ...rest);
+          // A socket whose buffer is full says so, as a large value or a slow network makes it.
+          return write(chunk, ...rest) && !backpressure;
         }) as typeof socket.write;
       }),
   };
@@ -311,6 +312,30 @@ describe("what a pipelined transaction writes to its socket", () => {
       expect(spied.writes.slice(from).map(syncs)).toEqual([1]);
     } finally {
       await spied.pool.end({ timeout: 5 });
+    }
+  });
+
+  it("finishes a batch whose socket reports backpressure: the statement with the Sync is not held back", async () => {
+    const spied = spiedPool(db.appUrl, { backpressure: true });
+    try {
+      await spied.pool`select 1`;
+      const read = pipelined({ head: [marker("north-head")] }, () =>
+        beginPipelined(spied.pool, db.pooler !== "transaction", (client) => {
+          const tx = {};
+          adoptConnection(tx);
+          // Over 1 KB: postgres.js writes it to the socket at once, which answers "full".
+          return finishWith(tx, [marker("north-tail")], () =>
+            client.unsafe("select length($1::text) as n", ["x".repeat(4_000)], EXTENDED),
+          );
+        }),
+      );
+      const settled = await Promise.race([
+        read,
+        new Promise((resolve) => setTimeout(() => resolve("hung"), 4_000)),
+      ]);
+      expect(settled).toEqual([{ n: 4_000 }]);
+    } finally {
+      await spied.pool.end({ timeout: 1 });
     }
   });
 

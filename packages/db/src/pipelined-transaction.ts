@@ -258,7 +258,9 @@ interface DriverConnection {
  * when the pool opens that connection again for another caller, the new session's greeting
  * answers it and the statements after it run in that session — outside any transaction, or in
  * another tenant's. So the transaction learns of the close as postgres.js's own `begin` does (its
- * BEGIN's `onexecute` sets the connection's `onclose`), and refuses every statement after it. A
+ * first statement's `onexecute` sets the connection's `onclose`), and refuses every statement
+ * after it; before that first statement (the work may await an embeddings provider first), the
+ * patched `reserve()` refuses what is sent on a connection that closed (decision 044). A
  * second sign, should the first be missed: BEGIN's `state` is the connection's backend key, which
  * postgres.js rewrites in place when it opens the connection again (another pid, another session).
  */
