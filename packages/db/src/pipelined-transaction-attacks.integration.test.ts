@@ -344,6 +344,44 @@ describe("attacks on a pipelined tenant transaction", () => {
     expect(JSON.stringify(next)).toContain(b.organizationId);
   });
 
+  it("a statement the work sends while its failed transaction rolls back is refused, not run outside it without a tenant", async () => {
+    const pool = onePool();
+    let probe: Promise<unknown> | undefined;
+    const call = withTenant(pool.db, tenantOf(a), async (tx) => {
+      // A branch of the work that goes on after another branch failed (a Promise.all).
+      const branch = (async () => {
+        await tx.execute(sql`select pg_catalog.pg_sleep(0.2)`);
+        return tx.execute(sql`select current_setting('north.organization_id', true) as value,
+          pg_catalog.txid_current_if_assigned()::text as tx`);
+      })();
+      branch.catch(() => {});
+      probe = branch;
+      // Keeps the ROLLBACK in flight behind it while the branch sends its statement.
+      tx.execute(sql`select pg_catalog.pg_sleep(0.6)`).then(
+        () => {},
+        () => {},
+      );
+      await sleep(20);
+      throw new Error("the work failed");
+    });
+    expect((await within(call, 4_000)).state).toBe("rejected");
+    expect((await within(probe as Promise<unknown>, 4_000)).state).toBe("rejected");
+  });
+
+  it("a work that fails with an error that only looks like an outage gives its healthy connection back to the pool", async () => {
+    const pool = onePool();
+    const failed = withTenant(pool.db, tenantOf(a), async () => {
+      // From Redis, an HTTP call or another pool: not this connection's.
+      throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    });
+    expect((await within(failed, 4_000)).state).toBe("rejected");
+    const next = await within(
+      withTenant(pool.db, tenantOf(b), async (tx) => tx.execute(tenantSetting)),
+      3_000,
+    );
+    expect(next).toMatchObject({ state: "resolved", value: [{ value: b.organizationId }] });
+  });
+
   it("a pool whose transactions were refused while PostgreSQL was unreachable opens them again once it is back", async () => {
     // PostgreSQL behind a door of this test's own: shut (connections refused), then open.
     const target = new URL(db.directAppUrl);

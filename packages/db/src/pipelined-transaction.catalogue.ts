@@ -457,4 +457,53 @@ export const MUTATIONS: readonly Entry[] = [
       why: "an empty batched statement is never answered, so it takes the next statement's answer",
     },
   },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a statement the work sends while its failed transaction rolls back is refused, not run outside it without a tenant",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      find: "      // outside the transaction and without its tenant.\n      over = true;\n",
+      replace: "",
+      why: "a branch of the work still running sends its statement behind the ROLLBACK, in autocommit, without the tenant",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on a pipelined tenant transaction a work that fails with an error that only looks like an outage gives its healthy connection back to the pool",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      find: "    if (!session.gone()) connection.release();\n",
+      replace: "    if (!session.gone() && !failed) connection.release();\n",
+      why: "a failed call keeps its healthy connection: the pool shrinks by one at each, and hangs once empty",
+      also: [
+        {
+          file: "packages/db/src/pipelined-transaction.ts",
+          find: "      over = true;\n      // A head statement that failed",
+          replace:
+            "      over = true;\n      failed = true;\n      // A head statement that failed",
+        },
+        {
+          file: "packages/db/src/pipelined-transaction.ts",
+          find: "  let over = false;\n",
+          replace: "  let over = false;\n  let failed = false;\n",
+        },
+      ],
+    },
+  },
+  {
+    check: {
+      file: SUITE_1,
+      name: "what a pipelined transaction writes to its socket keeps a reserved connection its own when its socket drains with nothing in flight",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "    !query && !connection.reserved && onopen(connection)\n",
+      replace: "    !query && onopen(connection)\n",
+      why: "a reserved connection whose socket drains is handed to the pool, and another caller's query runs in its transaction",
+    },
+  },
 ];

@@ -243,6 +243,7 @@ describe("a pipelined tenant transaction", () => {
  */
 function spiedPool(url: string, { backpressure = false } = {}) {
   const writes: string[] = [];
+  const sockets: net.Socket[] = [];
   const { hostname, port } = new URL(url);
   // postgres.js's `socket` option (a connected socket to use), which its types leave out.
   const options = {
@@ -252,6 +253,7 @@ function spiedPool(url: string, { backpressure = false } = {}) {
     socket: () =>
       new Promise<net.Socket>((resolve, reject) => {
         const socket = net.connect(Number(port), hostname, () => resolve(socket));
+        sockets.push(socket);
         socket.once("error", reject);
         const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
         socket.write = ((chunk: Uint8Array | string, ...rest: unknown[]) => {
@@ -271,7 +273,7 @@ function spiedPool(url: string, { backpressure = false } = {}) {
         .sort((x, y) => x.at - y.at)
         .map(({ m }) => m),
     );
-  return { pool, writes, carried };
+  return { pool, writes, carried, sockets };
 }
 
 /** `read()` after `n` turns of the microtask queue: before any timer or immediate can run. */
@@ -334,6 +336,29 @@ describe("what a pipelined transaction writes to its socket", () => {
         new Promise((resolve) => setTimeout(() => resolve("hung"), 4_000)),
       ]);
       expect(settled).toEqual([{ n: 4_000 }]);
+    } finally {
+      await spied.pool.end({ timeout: 1 });
+    }
+  });
+
+  it("keeps a reserved connection its own when its socket drains with nothing in flight", async () => {
+    const spied = spiedPool(db.appUrl);
+    try {
+      await spied.pool`select 1`;
+      const seen = await pipelined({ head: [marker("north-head")] }, () =>
+        beginPipelined(spied.pool, db.pooler !== "transaction", async (client) => {
+          adoptConnection(client);
+          await client.unsafe("select 1 as one", [], EXTENDED);
+          // The socket had reported backpressure and empties now, between two statements.
+          spied.sockets.at(-1)?.emit("drain");
+          // Another caller of the pool of one waits for the connection: handed out, it would run
+          // inside this transaction, with its tenant.
+          const other = spied.pool`select 1 as other`;
+          other.catch(() => {});
+          return Promise.race([other, new Promise((r) => setTimeout(() => r("waited"), 300))]);
+        }),
+      );
+      expect(seen).toBe("waited");
     } finally {
       await spied.pool.end({ timeout: 1 });
     }

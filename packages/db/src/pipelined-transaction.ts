@@ -1,6 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
 import type postgres from "postgres";
-import { isDatabaseUnavailable } from "./pg-errors.ts";
 
 /**
  * A statement sent below Drizzle: its text with `$n` placeholders and their values. Written to
@@ -180,7 +179,6 @@ export async function beginPipelined(
     open();
     ending = { tail: tail.map(statement), commit: send("commit", [], FLUSH) };
   };
-  let usable = true;
   /** Set when the transaction is over: what the work still holds of it is refused from then. */
   let over = false;
   try {
@@ -212,6 +210,9 @@ export async function beginPipelined(
         end(tail);
       }
     } catch (error) {
+      // Nothing the work still sends from here may run: it would go out behind the ROLLBACK,
+      // outside the transaction and without its tenant.
+      over = true;
       // A head statement that failed is the cause of whatever the work then met.
       const cause = await firstFailure(head ?? [], error);
       // Ended already with the work's last statement: COMMIT (or the batch's Sync) decides, and
@@ -234,16 +235,14 @@ export async function beginPipelined(
       throw new Error("the transaction was rolled back");
     }
     return result;
-  } catch (error) {
-    // A connection that went away is already back in postgres.js's closed queue: releasing it
-    // would hand a dead connection to the next query.
-    if (isDatabaseUnavailable(error)) usable = false;
-    throw error;
   } finally {
     over = true;
     session.end();
-    // A connection opened again belongs to whoever the pool opened it for.
-    if (usable && !session.gone()) connection.release();
+    // A connection opened again belongs to whoever the pool opened it for. One that closed, was
+    // told to close, or whose socket errored is not released by postgres.js (the patch): it is
+    // the pool's already, so an error that only looks like an outage (from another pool, a
+    // provider) still gives a healthy connection back.
+    if (!session.gone()) connection.release();
   }
 }
 
