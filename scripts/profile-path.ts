@@ -159,7 +159,7 @@ try {
     if (workload === "raw-implicit") {
       const p = principals.get(token);
       if (!p) throw new Error("no principal");
-      await rawImplicit(p);
+      await rawRead(p, true);
       return;
     }
     const b = body(workload, n);
@@ -185,14 +185,20 @@ try {
       throw new Error(`call failed: ${response.status} ${text.slice(0, 300)}`);
     }
   };
+  const OWN_PROFILE =
+    "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid order by created_at, question_id";
   /**
    * The profile read's transaction with none of North's own machinery: BEGIN, the token's proof
    * that sets the tenant (the text `withTenant` sends with a proof, as a tool call does), the
    * read (the tool calls' own-profile read, READ_OWN_PROFILE, spelt here without Drizzle's
    * quoting and sent prepared as `runStatement` sends it), the audit row (`auditStatement`) and
-   * COMMIT, written to one reserved connection at once.
+   * COMMIT, written to one reserved connection at once; with `batch`, the same three statements
+   * as one batch without BEGIN or COMMIT (decision 044), as a tool call's read now goes out.
    */
-  const rawRead = async ({ tenant, proof }: { tenant: Tenant; proof: ApiTokenProof }) => {
+  const rawRead = async (
+    { tenant, proof }: { tenant: Tenant; proof: ApiTokenProof },
+    batch = false,
+  ) => {
     const audit = auditStatement({
       tool: "north__working_profile",
       outcome: "read",
@@ -200,47 +206,19 @@ try {
       requestId: crypto.randomUUID(),
     });
     const enter = enterStatement(tenant, proof);
+    const inBatch = batch ? { batch: true } : {};
     const c = await app.client.reserve();
     try {
-      const prepared = { prepare: true };
-      const [, , rows] = await Promise.all([
-        c.unsafe("begin"),
-        c.unsafe(enter.text, enter.params as never[], prepared),
-        c.unsafe(
-          "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid order by created_at, question_id",
-          [],
-          { simple: false } as never,
-        ),
-        c.unsafe(audit.text, audit.params as never[], prepared),
-        c.unsafe("commit"),
-      ]);
-      // A tenant the settings did not carry would read nothing, and cost less.
-      if (rows.length === 0) throw new Error("the raw read found no rows");
-    } finally {
-      c.release();
-    }
-  };
-  /** `rawRead` as one batch (decision 044), as a tool call's read now goes out. */
-  const rawImplicit = async ({ tenant, proof }: { tenant: Tenant; proof: ApiTokenProof }) => {
-    const audit = auditStatement({
-      tool: "north__working_profile",
-      outcome: "read",
-      tokenId: proof.tokenId,
-      requestId: crypto.randomUUID(),
-    });
-    const enter = enterStatement(tenant, proof);
-    const c = await app.client.reserve();
-    try {
-      const [, rows] = await Promise.all([
-        c.unsafe(enter.text, enter.params as never[], { prepare: true, batch: true } as never),
-        c.unsafe(
-          "select question_id, question_text, answer, version, created_at, updated_at from working_profile_answers where organization_id = nullif(current_setting('north.organization_id', true), '')::uuid and owner_user_id = nullif(current_setting('north.user_id', true), '')::uuid order by created_at, question_id",
-          [],
-          { simple: false, batch: true } as never,
-        ),
+      const statements = [
+        c.unsafe(enter.text, enter.params as never[], { prepare: true, ...inBatch } as never),
+        c.unsafe(OWN_PROFILE, [], { simple: false, ...inBatch } as never),
         c.unsafe(audit.text, audit.params as never[], { prepare: true }),
-      ]);
-      if (rows.length === 0) throw new Error("the batched raw read found no rows");
+      ];
+      const answers = batch
+        ? await Promise.all(statements)
+        : (await Promise.all([c.unsafe("begin"), ...statements, c.unsafe("commit")])).slice(1);
+      // A tenant the settings did not carry would read nothing, and cost less.
+      if (answers[1]?.length === 0) throw new Error("the raw read found no rows");
     } finally {
       c.release();
     }
