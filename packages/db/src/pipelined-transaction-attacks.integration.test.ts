@@ -57,6 +57,27 @@ const connection = (tx: object) => {
 };
 const EXTENDED = { simple: false } as Parameters<ReturnType<typeof connection>["unsafe"]>[2];
 
+/**
+ * A table whose rows carry the organisation their transaction had set (`org`), and how to read
+ * them back, in order of `a`.
+ */
+const tenantTable = async (name: string) => {
+  await db.owner.client.unsafe(`
+    create table ${name} (a text, org text default current_setting('north.organization_id', true));
+    grant all on ${name} to public`);
+  return async () =>
+    (await db.owner.client.unsafe<{ a: string; org: string }[]>(
+      `select a, org from ${name} order by a`,
+    )) as { a: string; org: string }[];
+};
+/** A call of tenant A whose last statement inserts `value` into `table`, returning every column. */
+const insertingCall = (pool: DatabaseHandle, table: string) => (value: string) =>
+  withTenant(pool.db, tenantOf(a), async (tx) =>
+    finishWith(tx, [], () =>
+      connection(tx).unsafe(`insert into ${table} (a) values ($1) returning *`, [value], EXTENDED),
+    ),
+  );
+
 type Settled =
   | { state: "resolved"; value: unknown }
   | { state: "rejected"; error: unknown }
@@ -274,53 +295,26 @@ describe("attacks on a pipelined tenant transaction", () => {
   });
 
   it("a last statement whose prepared plan a schema change invalidated fails its call, and is not run again after COMMIT", async () => {
-    await db.owner.client.unsafe(`
-      create table attack_retry (a text, org text default current_setting('north.organization_id', true));
-      grant all on attack_retry to public`);
-    const pool = onePool();
-    const call = (value: string) =>
-      withTenant(pool.db, tenantOf(a), async (tx) =>
-        finishWith(tx, [], () =>
-          connection(tx).unsafe(
-            "insert into attack_retry (a) values ($1) returning *",
-            [value],
-            EXTENDED,
-          ),
-        ),
-      );
+    const rows = await tenantTable("attack_retry");
+    const call = insertingCall(onePool(), "attack_retry");
     await call("before");
     // A migration while the server runs: the connection's prepared insert no longer fits.
     await db.owner.client.unsafe("alter table attack_retry add column extra int");
     const after = await within(call("after"), 4_000);
     expect(after.state).toBe("rejected");
     await sleep(200);
-    const rows = await db.owner.client<{ a: string }[]>`select a from attack_retry order by a`;
-    expect(rows.map((r) => r.a)).toEqual(["before"]);
+    expect((await rows()).map((r) => r.a)).toEqual(["before"]);
   });
 
   it("a statement whose prepared plan a schema change invalidated is prepared again at its connection's next call", async () => {
-    await db.owner.client.unsafe(`
-      create table attack_stale (a text, org text default current_setting('north.organization_id', true));
-      grant all on attack_stale to public`);
-    const pool = onePool();
-    const call = (value: string) =>
-      withTenant(pool.db, tenantOf(a), async (tx) =>
-        finishWith(tx, [], () =>
-          connection(tx).unsafe(
-            "insert into attack_stale (a) values ($1) returning *",
-            [value],
-            EXTENDED,
-          ),
-        ),
-      );
+    const rows = await tenantTable("attack_stale");
+    const call = insertingCall(onePool(), "attack_stale");
     await call("before");
     await db.owner.client.unsafe("alter table attack_stale add column extra int");
     expect((await within(call("stale"), 4_000)).state).toBe("rejected");
     // Forgotten, not kept: a statement kept stale would fail every call on the connection.
     expect((await within(call("again"), 4_000)).state).toBe("resolved");
-    const rows = await db.owner.client<{ a: string; org: string }[]>`
-      select a, org from attack_stale order by a`;
-    expect(rows).toEqual([
+    expect(await rows()).toEqual([
       { a: "again", org: a.organizationId },
       { a: "before", org: a.organizationId },
     ]);
@@ -454,15 +448,6 @@ describe("attacks on a pipelined tenant transaction", () => {
  * run a statement after one that failed, or run one outside it.
  */
 describe("attacks on a tenant transaction sent as one batch", () => {
-  const batchTable = async (name: string) => {
-    await db.owner.client.unsafe(`
-      create table ${name} (a text, org text default current_setting('north.organization_id', true));
-      grant all on ${name} to public`);
-    return async () =>
-      (await db.owner.client.unsafe<{ a: string; org: string }[]>(
-        `select a, org from ${name} order by a`,
-      )) as { a: string; org: string }[];
-  };
   const insertInto = (table: string, value: string) => ({
     text: `insert into ${table} (a) values ($1)`,
     params: [value],
@@ -475,7 +460,7 @@ describe("attacks on a tenant transaction sent as one batch", () => {
   };
 
   it("a read that committed or failed leaves no transaction and no tenant on the connection", async () => {
-    const rows = await batchTable("batch_clean");
+    const rows = await tenantTable("batch_clean");
     const pool = onePool();
     const read = (last: string) =>
       withTenant(pool.db, tenantOf(a), async (tx) =>
@@ -507,7 +492,7 @@ describe("attacks on a tenant transaction sent as one batch", () => {
   });
 
   it("a batch whose tenant is refused runs nothing after it: neither the work's statement nor the tail", async () => {
-    const rows = await batchTable("batch_refused");
+    const rows = await tenantTable("batch_refused");
     const pool = onePool();
     const proof = {
       apiTokenHash: "0".repeat(64),
@@ -606,7 +591,7 @@ describe("attacks on a tenant transaction sent as one batch", () => {
   });
 
   it("a batch whose first statement cannot be built runs nothing of the rest without its tenant", async () => {
-    const rows = await batchTable("batch_head_unbuilt");
+    const rows = await tenantTable("batch_head_unbuilt");
     const pool = onePool();
     const read = (extra: unknown) =>
       pipelined(

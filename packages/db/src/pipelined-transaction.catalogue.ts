@@ -126,7 +126,7 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "end",
-      find: "    if (batched || (head === undefined && openBatch([], tail))) {\n",
+      find: "    if (batched || (head === undefined && openBatch(undefined, tail))) {\n",
       replace: "    if (batched) {\n",
       why: "a refused call's audit row goes out with BEGIN and COMMIT instead of as one batch",
     },
@@ -196,6 +196,15 @@ export const MUTATIONS: readonly Entry[] = [
       find: "        connection.onclose = onclose;\n",
       replace: "",
       why: "the transaction does not hear of its connection's close: the next statement waits forever",
+      // Two lines hold here since decision 044: the transaction's own watch (`sameSession`) and
+      // the patched reserve(), which refuses what is sent on a connection that closed.
+      also: [
+        {
+          file: "node_modules/postgres/src/index.js",
+          find: "      if (closedWith)\n        return q.reject(closedWith)\n",
+          replace: "",
+        },
+      ],
     },
   },
   {
@@ -208,6 +217,15 @@ export const MUTATIONS: readonly Entry[] = [
       find: "    gone: () => closed || (backend !== undefined && backend.pid !== pid),",
       replace: "    gone: () => false,",
       why: "statements after the close go to whichever session the pool opens on the connection next",
+      // Two lines hold here since decision 044: the transaction's own watch (`sameSession`) and
+      // the patched reserve(), which refuses what is sent on a connection that closed.
+      also: [
+        {
+          file: "node_modules/postgres/src/index.js",
+          find: "      if (closedWith)\n        return q.reject(closedWith)\n",
+          replace: "",
+        },
+      ],
     },
   },
   {
@@ -269,6 +287,15 @@ export const MUTATIONS: readonly Entry[] = [
       find: "if (session.gone()) return refused();",
       replace: "",
       why: "the transaction's ROLLBACK is written to a connection that closed under it, and waits for an answer forever",
+      // Two lines hold here since decision 044: the transaction's own watch (`sameSession`) and
+      // the patched reserve(), which refuses what is sent on a connection that closed.
+      also: [
+        {
+          file: "node_modules/postgres/src/index.js",
+          find: "      if (closedWith)\n        return q.reject(closedWith)\n",
+          replace: "",
+        },
+      ],
     },
   },
   {
@@ -317,7 +344,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "node_modules/postgres/src/connection.js",
-      find: "retryRoutines.has(errorResponse.routine) && x[5] === 73 && !query.batched && !query.endsBatch\n",
+      find: "retryRoutines.has(errorResponse.routine) && x[5] === 73 && !query.ofBatch\n",
       replace: "retryRoutines.has(errorResponse.routine)\n",
       why: "a statement whose plan went stale is sent again alone, after its batch rolled back (or behind the COMMIT already written), and its effect is committed outside the transaction",
     },
@@ -440,7 +467,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "node_modules/postgres/src/connection.js",
-      find: "    if (query && (query.batched || query.endsBatch) && x[5] !== 73) {\n",
+      find: "    if (query && query.ofBatch && x[5] !== 73) {\n",
       replace: "    if (false) {\n",
       why: "a BEGIN inside a batch keeps the tenant's transaction open on the connection, for its next user",
     },

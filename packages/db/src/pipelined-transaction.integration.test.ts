@@ -13,6 +13,7 @@ import {
   finishWith,
   pipelined,
   type RawStatement,
+  type TransactionPlan,
 } from "./pipelined-transaction.ts";
 import { prepareStatement, runStatement } from "./prepared.ts";
 import { withTenant } from "./tenant.ts";
@@ -288,126 +289,124 @@ const marker = (name: string): RawStatement => ({ text: `select '${name}' as mar
 const EXTENDED = { simple: false } as postgres.UnsafeQueryOptions;
 const MARKERS = ["begin", "north-head", "north-first", "north-last", "north-tail", "commit"];
 
+/**
+ * Runs `use` on a spied pool of one (`spiedPool`), warmed by one statement, then ends the pool:
+ * `from` is the first write after the warm-up, and `transaction` runs a pipelined transaction of
+ * `plan` on it.
+ */
+async function onSpiedPool<T>(
+  options: { backpressure?: boolean },
+  use: (
+    spied: ReturnType<typeof spiedPool>,
+    from: number,
+    transaction: <R>(plan: TransactionPlan, work: (client: postgres.Sql) => R) => Promise<R>,
+  ) => Promise<T>,
+): Promise<T> {
+  const spied = spiedPool(db.appUrl, options);
+  try {
+    await spied.pool`select 1`;
+    const transaction = <R>(plan: TransactionPlan, work: (client: postgres.Sql) => R) =>
+      pipelined(
+        plan,
+        () => beginPipelined(spied.pool, db.pooler !== "transaction", work) as Promise<R>,
+      );
+    return await use(spied, spied.writes.length, transaction);
+  } finally {
+    await spied.pool.end({ timeout: 1 });
+  }
+}
+
 describe("what a pipelined transaction writes to its socket", () => {
   it("sends a read (head, last statement, tail) as one write with one Sync and no BEGIN or COMMIT, before the event loop's turn ends", async () => {
-    const spied = spiedPool(db.appUrl);
-    try {
-      await spied.pool`select 1`;
-      const from = spied.writes.length;
+    await onSpiedPool({}, async (spied, from, transaction) => {
       let seen: Promise<number> | undefined;
-      const rows = await pipelined({ head: [marker("north-head")] }, () =>
-        beginPipelined(spied.pool, db.pooler !== "transaction", (client) => {
-          const tx = {};
-          adoptConnection(tx);
-          const last = finishWith(tx, [marker("north-tail")], () =>
-            client.unsafe("select 'north-last' as marker", [], EXTENDED),
-          );
-          // Immediates (postgres.js's write timer) run only after the microtask queue is empty.
-          seen = afterMicrotasks(50, () => spied.writes.length - from);
-          return last;
-        }),
-      );
+      const rows = await transaction({ head: [marker("north-head")] }, (client) => {
+        const tx = {};
+        adoptConnection(tx);
+        const last = finishWith(tx, [marker("north-tail")], () =>
+          client.unsafe("select 'north-last' as marker", [], EXTENDED),
+        );
+        // Immediates (postgres.js's write timer) run only after the microtask queue is empty.
+        seen = afterMicrotasks(50, () => spied.writes.length - from);
+        return last;
+      });
       expect(rows).toEqual([{ marker: "north-last" }]);
       expect(await seen).toBe(1);
       // One batch (decision 044): PostgreSQL's implicit transaction, committed by its one Sync.
       expect(spied.carried(MARKERS, from)).toEqual([["north-head", "north-last", "north-tail"]]);
       expect(spied.writes.slice(from).map(syncs)).toEqual([1]);
-    } finally {
-      await spied.pool.end({ timeout: 5 });
-    }
+    });
   });
 
   it("finishes a batch whose socket reports backpressure: the statement with the Sync is not held back", async () => {
-    const spied = spiedPool(db.appUrl, { backpressure: true });
-    try {
-      await spied.pool`select 1`;
-      const read = pipelined({ head: [marker("north-head")] }, () =>
-        beginPipelined(spied.pool, db.pooler !== "transaction", (client) => {
-          const tx = {};
-          adoptConnection(tx);
-          // Over 1 KB: postgres.js writes it to the socket at once, which answers "full".
-          return finishWith(tx, [marker("north-tail")], () =>
-            client.unsafe("select length($1::text) as n", ["x".repeat(4_000)], EXTENDED),
-          );
-        }),
-      );
+    await onSpiedPool({ backpressure: true }, async (_spied, _from, transaction) => {
+      const read = transaction({ head: [marker("north-head")] }, (client) => {
+        const tx = {};
+        adoptConnection(tx);
+        // Over 1 KB: postgres.js writes it to the socket at once, which answers "full".
+        return finishWith(tx, [marker("north-tail")], () =>
+          client.unsafe("select length($1::text) as n", ["x".repeat(4_000)], EXTENDED),
+        );
+      });
       const settled = await Promise.race([
         read,
         new Promise((resolve) => setTimeout(() => resolve("hung"), 4_000)),
       ]);
       expect(settled).toEqual([{ n: 4_000 }]);
-    } finally {
-      await spied.pool.end({ timeout: 1 });
-    }
+    });
   });
 
   it("keeps a reserved connection its own when its socket drains with nothing in flight", async () => {
-    const spied = spiedPool(db.appUrl);
-    try {
-      await spied.pool`select 1`;
-      const seen = await pipelined({ head: [marker("north-head")] }, () =>
-        beginPipelined(spied.pool, db.pooler !== "transaction", async (client) => {
-          adoptConnection(client);
-          await client.unsafe("select 1 as one", [], EXTENDED);
-          // The socket had reported backpressure and empties now, between two statements.
-          spied.sockets.at(-1)?.emit("drain");
-          // Another caller of the pool of one waits for the connection: handed out, it would run
-          // inside this transaction, with its tenant.
-          const other = spied.pool`select 1 as other`;
-          other.catch(() => {});
-          return Promise.race([other, new Promise((r) => setTimeout(() => r("waited"), 300))]);
-        }),
-      );
+    await onSpiedPool({}, async (spied, _from, transaction) => {
+      const seen = await transaction({ head: [marker("north-head")] }, async (client) => {
+        adoptConnection(client);
+        await client.unsafe("select 1 as one", [], EXTENDED);
+        // The socket had reported backpressure and empties now, between two statements.
+        spied.sockets.at(-1)?.emit("drain");
+        // Another caller of the pool of one waits for the connection: handed out, it would run
+        // inside this transaction, with its tenant.
+        const other = spied.pool`select 1 as other`;
+        other.catch(() => {});
+        return Promise.race([other, new Promise((r) => setTimeout(() => r("waited"), 300))]);
+      });
       expect(seen).toBe("waited");
-    } finally {
-      await spied.pool.end({ timeout: 1 });
-    }
+    });
   });
 
   it("sends a transaction whose work sends nothing (the tenant and the tail) as one write with one Sync, and commits it", async () => {
-    const spied = spiedPool(db.appUrl);
-    try {
-      await spied.pool`select 1`;
-      const from = spied.writes.length;
-      const done = await pipelined(
+    await onSpiedPool({}, async (spied, from, transaction) => {
+      const done = await transaction(
         { head: [marker("north-head")], tail: () => [marker("north-tail")] },
-        () =>
-          beginPipelined(spied.pool, db.pooler !== "transaction", async (client) => {
-            adoptConnection(client);
-            return "nothing sent";
-          }),
+        async (client) => {
+          adoptConnection(client);
+          return "nothing sent";
+        },
       );
       expect(done).toBe("nothing sent");
       expect(spied.carried(MARKERS, from)).toEqual([["north-head", "north-tail"]]);
       expect(spied.writes.slice(from).map(syncs)).toEqual([1]);
-    } finally {
-      await spied.pool.end({ timeout: 5 });
-    }
+    });
   });
 
   it("sends a write's first round trip (BEGIN, head, first statement) as one write, at once, and the tail with COMMIT", async () => {
-    const spied = spiedPool(db.appUrl);
-    try {
-      await spied.pool`select 1`;
-      const from = spied.writes.length;
+    await onSpiedPool({}, async (spied, from, transaction) => {
       let seen: number | undefined;
-      await pipelined({ head: [marker("north-head")], tail: () => [marker("north-tail")] }, () =>
-        beginPipelined(spied.pool, db.pooler !== "transaction", async (client) => {
+      await transaction(
+        { head: [marker("north-head")], tail: () => [marker("north-tail")] },
+        async (client) => {
           // As a save reaches its statement: some microtasks after BEGIN and the head were sent.
           await afterMicrotasks(5, () => undefined);
           const first = client.unsafe("select 'north-first' as marker", [], EXTENDED);
           first.catch(() => {});
           seen = await afterMicrotasks(50, () => spied.writes.length - from);
           return first;
-        }),
+        },
       );
       expect(seen).toBe(1);
       expect(spied.carried(MARKERS, from)).toEqual([
         ["begin", "north-head", "north-first"],
         ["north-tail", "commit"],
       ]);
-    } finally {
-      await spied.pool.end({ timeout: 5 });
-    }
+    });
   });
 });

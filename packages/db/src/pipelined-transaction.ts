@@ -147,18 +147,20 @@ export async function beginPipelined(
     head = [begin, ...plan.head.map(statement)];
   };
   /**
-   * Opens the transaction as one batch (decision 044) of the head, `more` statements of the work
-   * and the tail — no BEGIN, no COMMIT: PostgreSQL's implicit transaction of a pipeline, committed
-   * by the Sync after the batch's last statement, or rolled back whole when a statement fails.
-   * Only while nothing is sent, with a head (the tenant) to open it, and with values a batch can
-   * carry; otherwise false, and nothing is sent.
+   * Opens the transaction as one batch (decision 044) of the head, the work's last statement (with
+   * `last`, its values) and the tail — no BEGIN, no COMMIT: PostgreSQL's implicit transaction of a
+   * pipeline, committed by the Sync after the batch's last statement, or rolled back whole when a
+   * statement fails. Only while nothing is sent, with a head (the tenant) to open it, and with
+   * values a batch can carry; otherwise false, and nothing is sent.
    */
-  const openBatch = (more: readonly (readonly unknown[])[], tail: readonly RawStatement[]) => {
+  const openBatch = (last: readonly unknown[] | undefined, tail: readonly RawStatement[]) => {
     if (head || plan.head.length === 0) return false;
-    const values = [...[...plan.head, ...tail].map((s) => s.params), ...more];
-    if (!values.every(batchable)) return false;
+    const carried = (s: RawStatement) => batchable(s.params);
+    if (!plan.head.every(carried) || !tail.every(carried) || (last && !batchable(last))) {
+      return false;
+    }
     batched = true;
-    batchLeft = plan.head.length + more.length + tail.length;
+    batchLeft = plan.head.length + (last ? 1 : 0) + tail.length;
     head = plan.head.map((s, i) =>
       send(s.text, s.params, { ...(i === 0 ? session.beginOptions : {}), ...nextInBatch() }),
     );
@@ -169,7 +171,7 @@ export async function beginPipelined(
   let ending: { tail: Promise<unknown>[]; commit: Promise<unknown> } | undefined;
   /** `last`: the work's last statement, when `finishWith` sent it. */
   const end = (tail: readonly RawStatement[], last?: Promise<unknown>) => {
-    if (batched || (head === undefined && openBatch([], tail))) {
+    if (batched || (head === undefined && openBatch(undefined, tail))) {
       // The batch's last statement stands for COMMIT: it is answered once its Sync committed.
       const sent = tail.map((s) => send(s.text, s.params, nextInBatch()));
       const commit = sent.at(-1) ?? last ?? (head as Promise<unknown>[]).at(-1);
@@ -190,7 +192,7 @@ export async function beginPipelined(
         ended: () => ending !== undefined,
         over: () => over,
         open,
-        openBatch: (params, tail) => (openBatch([params], tail) ? nextInBatch() : undefined),
+        openBatch: (params, tail) => (openBatch(params, tail) ? nextInBatch() : undefined),
       });
       endings.set(client, { end, inSavepoint });
       // Drizzle reaches the caller's work synchronously, which adopts this connection.
