@@ -14,6 +14,7 @@ import {
   connect,
   decide,
   LOOPBACK_HOST,
+  loopbackRedirectUri,
   PRIVATE_HOST,
   type SignInServer,
   signInWithToken,
@@ -29,7 +30,6 @@ let browser: Browser;
 let ws: Workspace;
 let token: string;
 let serverUrl: string;
-let port = 35500;
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -52,8 +52,6 @@ afterAll(async () => {
   await cimd?.close();
   await db?.drop();
 });
-
-const redirect = () => `http://127.0.0.1:${port++}/callback`;
 
 async function register(metadata: Record<string, unknown>) {
   const response = await fetch(`${server.base}/oauth/oauth2/register`, {
@@ -182,7 +180,7 @@ describe("client registration", () => {
 
 describe("a CIMD client connects end to end", () => {
   it("signs in with its metadata URL as client id and calls tools", async () => {
-    const uri = redirect();
+    const uri = await loopbackRedirectUri();
     const clientId = cimd.serve("north-test-cimd", {});
     cimd.serve("north-test-cimd", {
       client_id: clientId,
@@ -225,7 +223,9 @@ describe("a CIMD client connects end to end", () => {
     try {
       for (const host of [LOOPBACK_HOST, PRIVATE_HOST, "127.0.0.1", "[::1]", "10.0.0.8"]) {
         const clientId = `https://${host}:${sentinelPort}/client.json`;
-        const { status, location } = await authorizeStatus(authorizeUrl(clientId, redirect()));
+        const { status, location } = await authorizeStatus(
+          authorizeUrl(clientId, await loopbackRedirectUri()),
+        );
         expect(status, host).not.toBe(500);
         expect(location ?? "", host).not.toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback/);
         expect(location ?? "", host).not.toMatch(/^\/sign-in/);
@@ -241,7 +241,7 @@ describe("bad authorization requests", () => {
   let clientId: string;
   let uri: string;
   beforeAll(async () => {
-    uri = redirect();
+    uri = await loopbackRedirectUri();
     const { body } = await register({
       client_name: "Negative cases",
       redirect_uris: [uri],

@@ -1,4 +1,4 @@
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -230,10 +230,50 @@ export class TestOAuthClient implements OAuthClientProvider {
 
 /**
  * A loopback redirect URI on a port free right now, as a native client (Claude Code, MCP
- * Inspector) picks one. Fixed ports collided with ports other suites had picked.
+ * Inspector) picks one. Fixed ports collided with ports other suites had picked. The port is
+ * held from here on by the URI's listener (`loopbackListener`): a port given back between two
+ * sign-ins of one test was taken by an outgoing connection's ephemeral port (`EADDRINUSE`).
  */
 export async function loopbackRedirectUri(): Promise<string> {
-  return `http://127.0.0.1:${await freePort()}/callback`;
+  const uri = `http://127.0.0.1:${await freePort()}/callback`;
+  await loopbackListener(uri);
+  return uri;
+}
+
+/** One listener per loopback redirect URI, kept for the test file; a sign-in waits on it. */
+type LoopbackListener = { server: HttpServer; landed: ((url: URL) => void) | null };
+const loopbackListeners = new Map<string, Promise<LoopbackListener>>();
+
+function loopbackListener(redirectUri: string): Promise<LoopbackListener> {
+  const held = loopbackListeners.get(redirectUri);
+  if (held) return held;
+  const target = new URL(redirectUri);
+  const listening = new Promise<LoopbackListener>((resolve, reject) => {
+    const listener: LoopbackListener = {
+      server: createHttpServer((req, res) => {
+        const url = new URL(req.url ?? "/", redirectUri);
+        // Only the redirect itself: a browser also asks this origin for /favicon.ico, sometimes
+        // late enough to reach the next sign-in.
+        if (url.pathname !== target.pathname || !listener.landed) {
+          res.writeHead(404).end();
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/plain" }).end("back in the client");
+        listener.landed(url);
+        listener.landed = null;
+      }),
+      landed: null,
+    };
+    // A port already taken fails here at once, instead of a test waiting out its timeout.
+    listener.server.once("error", reject);
+    listener.server.listen(Number(target.port), "127.0.0.1", () => {
+      listener.server.unref();
+      resolve(listener);
+    });
+  });
+  loopbackListeners.set(redirectUri, listening);
+  listening.catch(() => loopbackListeners.delete(redirectUri));
+  return listening;
 }
 
 /**
@@ -247,26 +287,9 @@ export async function authorizeInBrowser(
   redirectUri: string,
   steps: (page: Page) => Promise<void>,
 ): Promise<URL> {
-  const target = new URL(redirectUri);
-  let resolveLanded: (url: URL) => void = () => {};
+  const listener = await loopbackListener(redirectUri);
   const landed = new Promise<URL>((resolve) => {
-    resolveLanded = resolve;
-  });
-  const listener = createHttpServer((req, res) => {
-    const url = new URL(req.url ?? "/", redirectUri);
-    // Only the redirect itself: a browser also asks this origin for /favicon.ico, sometimes
-    // late enough to reach the next test's listener on the same port.
-    if (url.pathname !== target.pathname) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/plain" }).end("back in the client");
-    resolveLanded(url);
-  });
-  // A port already taken fails here at once, instead of a test waiting out its timeout.
-  await new Promise<void>((resolve, reject) => {
-    listener.once("error", reject);
-    listener.listen(Number(target.port), "127.0.0.1", resolve);
+    listener.landed = resolve;
   });
   try {
     await page.goto(authorizationUrl.toString());
@@ -281,8 +304,8 @@ export async function authorizeInBrowser(
       ),
     ]);
   } finally {
-    listener.closeAllConnections();
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
+    listener.landed = null;
+    listener.server.closeAllConnections();
   }
 }
 
