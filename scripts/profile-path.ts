@@ -23,6 +23,7 @@ import {
   auditStatement,
   connectDatabase,
   createApiToken,
+  createFingerprinter,
   createOrganization,
   enterStatement,
   hashToken,
@@ -162,6 +163,12 @@ try {
       await rawRead(p, true);
       return;
     }
+    if (workload === "raw-save" || workload === "raw-save-batched") {
+      const p = principals.get(token);
+      if (!p) throw new Error("no principal");
+      await rawSave(p, n, workload === "raw-save-batched");
+      return;
+    }
     const b = body(workload, n);
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
@@ -219,6 +226,58 @@ try {
         : (await Promise.all([c.unsafe("begin"), ...statements, c.unsafe("commit")])).slice(1);
       // A tenant the settings did not carry would read nothing, and cost less.
       if (answers[1]?.length === 0) throw new Error("the raw read found no rows");
+    } finally {
+      c.release();
+    }
+  };
+  const fingerprint = createFingerprinter(randomBytes(32));
+  const CREATE_ANSWER =
+    "insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer) values ($1, $2, $3, $4, $5) on conflict do nothing returning version";
+  /**
+   * A save's transaction with none of North's own machinery: BEGIN, the token's proof, the
+   * create (written together, the create flushed), then, once it answered, the audit row and
+   * COMMIT; with `batch`, each of the two writes with one Sync (BEGIN and the proof batched
+   * inside the transaction, the audit row batched before COMMIT), as decision 045 sends a save.
+   */
+  const rawSave = async (
+    { tenant, proof }: { tenant: Tenant; proof: ApiTokenProof },
+    n: number,
+    batch: boolean,
+  ) => {
+    const enter = enterStatement(tenant, proof);
+    const inBatch = batch ? { batch: true, transaction: true, simple: false } : {};
+    const c = await app.client.reserve();
+    try {
+      const opened = [
+        c.unsafe("begin", [], inBatch as never).execute(),
+        c
+          .unsafe(enter.text, enter.params as never[], { prepare: true, ...inBatch } as never)
+          .execute(),
+      ];
+      const [created] = await c.unsafe(
+        CREATE_ANSWER,
+        [
+          tenant.organizationId,
+          tenant.userId,
+          `raw:${n}:${Math.random()}`,
+          `Q ${n}?`,
+          "A raw answer.",
+        ],
+        { prepare: true },
+      );
+      await Promise.all(opened);
+      if (!created) throw new Error("the raw save created nothing");
+      const audit = auditStatement({
+        tool: "north__working_profile_answer",
+        outcome: "created",
+        tokenId: proof.tokenId,
+        requestId: crypto.randomUUID(),
+        target: fingerprint(`Q ${n}?`),
+      });
+      await Promise.all([
+        c.unsafe(audit.text, audit.params as never[], { prepare: true, ...inBatch } as never),
+        c.unsafe("commit", [], { simple: false } as never),
+      ]);
     } finally {
       c.release();
     }

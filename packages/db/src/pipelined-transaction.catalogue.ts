@@ -17,15 +17,15 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
-      find: '    const begin = send("begin", [], session.beginOptions);\n',
+      find: '    const begin = send("begin", [], { ...session.beginOptions, ...batching });\n',
       replace:
-        '    const tenant = plan.head.map(statement);\n    const begin = send("begin", [], session.beginOptions);\n',
+        '    const tenant = plan.head.map((s) => send(s.text, s.params, batching));\n    const begin = send("begin", [], { ...session.beginOptions, ...batching });\n',
       why: "the tenant is sent before BEGIN, so it ends with its own implicit transaction",
       also: [
         {
           file: "packages/db/src/pipelined-transaction.ts",
           in: "open",
-          find: "head = [begin, ...plan.head.map(statement)];",
+          find: "head = [begin, ...plan.head.map((s) => send(s.text, s.params, batching))];",
           replace: "head = [begin, ...tenant];",
         },
       ],
@@ -39,8 +39,8 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "end",
-      find: 'ending = { tail: tail.map(statement), commit: send("commit", [], FLUSH) };',
-      replace: 'ending = { tail: [], commit: send("commit", [], FLUSH) };',
+      find: "tail: tail.map((s) => send(s.text, s.params, batching)),",
+      replace: "tail: [],",
       why: "the tail (a tool call's audit row) is never sent",
     },
   },
@@ -53,7 +53,16 @@ export const MUTATIONS: readonly Entry[] = [
       file: "packages/db/src/pipelined-transaction.ts",
       find: "    if (failure !== undefined) throw failure;\n",
       replace: "",
-      why: "a COMMIT answered with ROLLBACK after a failed audit insert is taken for success",
+      why: "a failed audit insert is taken for success: COMMIT answered with ROLLBACK, or skipped in the tail's batch",
+      also: [
+        {
+          file: "packages/db/src/pipelined-transaction.ts",
+          in: "beginPipelined",
+          find: "      throw failure ?? error;\n",
+          replace:
+            '      if (failure === undefined) throw error;\n      return { command: "COMMIT" };\n',
+        },
+      ],
     },
   },
   {
@@ -139,8 +148,9 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "scoped",
-      find: "              ...(batch ?? (finish ? {} : FLUSH)),\n",
-      replace: "              ...(batch ?? {}),\n",
+      find: "              ...(batch ?? (finish ? state.lastInTransaction(args ?? [], finish.tail) : FLUSH)),\n",
+      replace:
+        "              ...(batch ?? (finish ? state.lastInTransaction(args ?? [], finish.tail) : {})),\n",
       why: "the work's statements wait for postgres.js's write timer before they leave",
     },
   },
@@ -467,7 +477,7 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "node_modules/postgres/src/connection.js",
-      find: "    if (query && query.ofBatch && x[5] !== 73) {\n",
+      find: "    if (query && query.ofBatch && !query.batchInTransaction && x[5] !== 73) {\n",
       replace: "    if (false) {\n",
       why: "a BEGIN inside a batch keeps the tenant's transaction open on the connection, for its next user",
     },
@@ -531,6 +541,44 @@ export const MUTATIONS: readonly Entry[] = [
       find: "    !query && !connection.reserved && onopen(connection)\n",
       replace: "    !query && onopen(connection)\n",
       why: "a reserved connection whose socket drains is handed to the pool, and another caller's query runs in its transaction",
+    },
+  },
+  {
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction keeps its one connection through every failure of a batch inside BEGIN, rolled back and idle for the next tenant",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "beginPipelined",
+      find: '      if (!batched && skipped(error)) await send("rollback", [], FLUSH).catch(ignore);\n',
+      replace: "",
+      why: "a COMMIT skipped after a failed statement of its batch leaves the failed transaction open on the connection the next tenant gets",
+    },
+  },
+  {
+    check: {
+      file: SUITE_1,
+      name: "a pipelined tenant transaction sends a last statement held back behind one being described, with the tail and COMMIT that end its batch",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/index.js",
+      find: "        if (!q.options.batch)\n          return\n",
+      replace: "        return\n",
+      why: "a batched statement held back is sent alone, and the statement that ends its batch waits for an answer that never comes",
+    },
+  },
+  {
+    check: {
+      file: SUITE_1,
+      name: "what a pipelined transaction writes to its socket sends a save as two writes with one Sync each: BEGIN, the head and its statement built once; the tail and COMMIT",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "beginPipelined",
+      find: "    const batching = first && batchable(first) && plan.head.every(carried) ? IN_TRANSACTION : {};\n",
+      replace: "    const batching = {};\n",
+      why: "BEGIN and the tenant are answered each before the save's statement: three ReadyForQuery where one does",
     },
   },
 ];

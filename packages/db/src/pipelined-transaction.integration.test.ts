@@ -9,7 +9,9 @@ import { connectDatabase, type DatabaseHandle, type Tx } from "./client.ts";
 import { hasSqlState } from "./pg-errors.ts";
 import {
   adoptConnection,
+  BUILT_ONCE,
   beginPipelined,
+  connectionOf,
   finishWith,
   pipelined,
   type RawStatement,
@@ -68,6 +70,25 @@ const DIVIDE_BY_ZERO = prepareStatement(
   () => sql`select 1 / 0 as n`,
   (row) => row,
 );
+/** A profile row, built once: as the work's first statement it ends the batch of BEGIN and the head. */
+const INSERT_ANSWER = prepareStatement<
+  { organizationId: string; ownerUserId: string; questionId: string },
+  { version: number }
+>(
+  ["organizationId", "ownerUserId", "questionId"],
+  (_db, p) =>
+    sql`insert into working_profile_answers (organization_id, owner_user_id, question_id, question_text, answer)
+        values (${p.organizationId}, ${p.ownerUserId}, ${p.questionId}, 'Q?', 'A.') returning version`,
+  (row) => ({ version: Number(row.version) }),
+);
+const answerCount = async (questionId: string) => {
+  const [row] = await db.owner.client<{ n: number }[]>`
+    select count(*)::int as n from working_profile_answers where question_id = ${questionId}`;
+  return row?.n;
+};
+/** Within `ms`, or "hung": a statement no answer comes for must fail the check, not time it out. */
+const within = <T>(promise: Promise<T>, ms: number): Promise<T | "hung"> =>
+  Promise.race([promise, new Promise<"hung">((r) => setTimeout(() => r("hung"), ms))]);
 
 describe("a pipelined tenant transaction", () => {
   it("sets the tenant before the work's first statement, for every one of many concurrent transactions", async () => {
@@ -224,6 +245,92 @@ describe("a pipelined tenant transaction", () => {
     expect(after?.value).toBe(b.organizationId);
   });
 
+  it("keeps its one connection through every failure of a batch inside BEGIN, rolled back and idle for the next tenant", async () => {
+    // Straight to PostgreSQL, a pool of one: every call runs in the same server session.
+    const one = connectDatabase(db.directAppUrl, { max: 1 });
+    const session = () =>
+      withTenant(one.db, tenantOf(b), async (tx) => {
+        const [row] = await tx.execute<{ pid: number; value: string }>(
+          sql`select pg_backend_pid() as pid, current_setting('north.organization_id', true) as value`,
+        );
+        return row;
+      });
+    const insertFirst = (questionId: string) => async (tx: Tx) => {
+      const values = { organizationId: a.organizationId, ownerUserId: a.member.userId, questionId };
+      await runStatement(tx, INSERT_ANSWER, values);
+    };
+    try {
+      const before = await session();
+      const failures = {
+        // BEGIN, a head that fails, and the work's first statement, built once, in one batch.
+        head: await pipelined({ head: [{ text: "select 1 / $1::int", params: [0] }] }, () =>
+          one.db.transaction(async (tx) => {
+            adoptConnection(tx);
+            await insertFirst("batch-head-failed")(tx);
+          }),
+        ).catch((error: unknown) => error),
+        // The tail (its audit row refused) in one batch with COMMIT, which PostgreSQL skips.
+        tail: await withTenant(
+          one.db,
+          tenantOf(a),
+          insertFirst("batch-tail-failed"),
+          audited("Not_A_Tool"),
+        ).catch((error: unknown) => error),
+        // A last statement sent after others, in one batch with its tail and COMMIT.
+        last: await withTenant(one.db, tenantOf(a), async (tx) => {
+          await insertFirst("batch-last-failed")(tx);
+          await finishWith(tx, audited("t_batch_last")(), () =>
+            runStatement(tx, DIVIDE_BY_ZERO, {}),
+          );
+        }).catch((error: unknown) => error),
+      };
+      expect(hasSqlState(failures.head, "22012")).toBe(true);
+      expect(hasSqlState(failures.tail, "23514")).toBe(true);
+      expect(hasSqlState(failures.last, "22012")).toBe(true);
+      for (const questionId of ["batch-head-failed", "batch-tail-failed", "batch-last-failed"]) {
+        expect(await answerCount(questionId)).toBe(0);
+      }
+      expect(await auditCount(a, "t_batch_last")).toBe(0);
+      // The same session, out of every failed transaction, serves the next tenant as its own.
+      const after = await session();
+      expect(after?.pid).toBe(before?.pid);
+      expect(after?.value).toBe(b.organizationId);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("sends a last statement held back behind one being described, with the tail and COMMIT that end its batch", async () => {
+    // A connection that has prepared nothing yet: a statement with values is described first,
+    // and what the transaction sends behind it waits in the reserved connection's queue.
+    const cold = connectDatabase(db.directAppUrl, { max: 1 });
+    try {
+      const read = withTenant(
+        cold.db,
+        tenantOf(a),
+        async (tx) => {
+          const c = connectionOf(tx);
+          if (!c) throw new Error("the transaction adopted no connection");
+          const first = c
+            .unsafe("select $1::text as first", ["north"], EXTENDED)
+            .then((rows) => rows[0]?.first);
+          // Sent (postgres.js sends a query a microtask after it is handed a callback), and
+          // being described when the last statement comes.
+          await afterMicrotasks(3, () => undefined);
+          const [last] = await finishWith(tx, audited("t_held_back")(), () =>
+            runStatement(tx, TENANT_SETTING, {}),
+          );
+          return [await first, last?.value];
+        },
+        audited("t_held_back_plan"),
+      );
+      expect(await within(read, 5_000)).toEqual(["north", a.organizationId]);
+      expect(await auditCount(a, "t_held_back")).toBe(1);
+    } finally {
+      await cold.close();
+    }
+  });
+
   it("refuses a last statement that is not sent at once, before anything of it runs", async () => {
     const refused = await withTenant(small.db, tenantOf(a), async (tx) =>
       Promise.resolve()
@@ -283,8 +390,19 @@ async function afterMicrotasks<T>(n: number, read: () => T): Promise<T> {
   return read();
 }
 
-/** How many Sync messages a write carries: each ends a batch, and PostgreSQL answers each. */
-const syncs = (write: string) => write.split("S\u0000\u0000\u0000\u0004").length - 1;
+/**
+ * How many ReadyForQuery answers a write asks for: one per Sync (the end of an extended-protocol
+ * batch) and one per simple Query (a statement postgres.js sends without values). Read message
+ * by message: a type byte, then a length that counts itself.
+ */
+const syncs = (write: string) => {
+  const bytes = Buffer.from(write, "latin1");
+  let answers = 0;
+  for (let at = 0; at < bytes.length; at += 1 + bytes.readInt32BE(at + 1)) {
+    if (bytes[at] === 0x53 || bytes[at] === 0x51) answers++;
+  }
+  return answers;
+};
 const marker = (name: string): RawStatement => ({ text: `select '${name}' as marker`, params: [] });
 const EXTENDED = { simple: false } as postgres.UnsafeQueryOptions;
 const MARKERS = ["begin", "north-head", "north-first", "north-last", "north-tail", "commit"];
@@ -407,6 +525,29 @@ describe("what a pipelined transaction writes to its socket", () => {
         ["begin", "north-head", "north-first"],
         ["north-tail", "commit"],
       ]);
+      // A statement not built once (Drizzle's own) does not end a batch: BEGIN and the head are
+      // answered each. The tail is one batch with COMMIT (decision 045).
+      expect(spied.writes.slice(from).map(syncs)).toEqual([3, 1]);
+    });
+  });
+
+  it("sends a save as two writes with one Sync each: BEGIN, the head and its statement built once; the tail and COMMIT", async () => {
+    await onSpiedPool({}, async (spied, from, transaction) => {
+      // A head with values, as the tenant's proof has: sent on its own, it has a Sync of its own.
+      const head = { text: "select 'north-head' as marker, $1::text as value", params: ["proof"] };
+      const saved = await transaction(
+        { head: [head], tail: () => [marker("north-tail")] },
+        async (client) => {
+          const [row] = await client.unsafe("select 'north-first' as marker", [], BUILT_ONCE);
+          return row?.marker;
+        },
+      );
+      expect(saved).toBe("north-first");
+      expect(spied.carried(MARKERS, from)).toEqual([
+        ["begin", "north-head", "north-first"],
+        ["north-tail", "commit"],
+      ]);
+      expect(spied.writes.slice(from).map(syncs)).toEqual([1, 1]);
     });
   });
 });

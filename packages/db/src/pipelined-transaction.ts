@@ -52,6 +52,27 @@ const FLUSH = { flush: true } as postgres.UnsafeQueryOptions;
 const BATCH = { batch: true, simple: false } as postgres.UnsafeQueryOptions;
 /** The last statement of a batch: it carries the Sync that commits the batch, flushed. */
 const BATCH_END = { simple: false, flush: true } as postgres.UnsafeQueryOptions;
+/**
+ * A statement of a batch inside the transaction's own BEGIN (decision 045): written without a
+ * Sync, so the statement sent after it carries the one Sync of both; PostgreSQL runs them in the
+ * transaction block, skips the rest up to the Sync when one fails, and leaves the block open
+ * (failed, then) for COMMIT or ROLLBACK, which this transaction always sends. BEGIN and the head
+ * go so with the work's first statement, the tail so with COMMIT.
+ */
+const IN_TRANSACTION = {
+  batch: true,
+  transaction: true,
+  simple: false,
+} as postgres.UnsafeQueryOptions;
+
+/**
+ * The option `runStatement` sends a statement built once with (prepared.ts): its text is fixed,
+ * and its values are the ones its author typed, so it may end a batch of BEGIN and the head when
+ * it is the work's first statement (decision 045), sent parsed and bound at once on a connection
+ * that has not prepared it yet. Drizzle's own queries and tagged templates are not marked: BEGIN
+ * and the head go before them with their own Syncs.
+ */
+export const BUILT_ONCE = { simple: false, builtOnce: true } as postgres.UnsafeQueryOptions;
 
 /**
  * The connection of the transaction whose work is being entered, set only while Drizzle runs
@@ -129,7 +150,6 @@ export async function beginPipelined(
     query.catch(ignore);
     return query;
   };
-  const statement = (s: RawStatement) => send(s.text, s.params);
   /**
    * BEGIN and the head, once sent: before the work's first statement, or, when the work's first
    * statement is its last (`finishWith`) or it sends none, as the start of one batch.
@@ -140,11 +160,17 @@ export async function beginPipelined(
   let batchLeft = 0;
   /** The options of a batch's next statement. */
   const nextInBatch = () => (--batchLeft === 0 ? BATCH_END : BATCH);
-  const open = () => {
+  /**
+   * Sends BEGIN and the head before the work's first statement. When that statement is one built
+   * once (`first`, its values) whose values a batch carries, BEGIN and the head go without their
+   * Syncs and it ends their batch (decision 045): one Sync, one ReadyForQuery, for all three.
+   */
+  const open = (first?: readonly unknown[]) => {
     if (head) return;
-    const begin = send("begin", [], session.beginOptions);
+    const batching = first && batchable(first) && plan.head.every(carried) ? IN_TRANSACTION : {};
+    const begin = send("begin", [], { ...session.beginOptions, ...batching });
     session.follow(begin);
-    head = [begin, ...plan.head.map(statement)];
+    head = [begin, ...plan.head.map((s) => send(s.text, s.params, batching))];
   };
   /**
    * Opens the transaction as one batch (decision 044) of the head, the work's last statement (with
@@ -155,7 +181,6 @@ export async function beginPipelined(
    */
   const openBatch = (last: readonly unknown[] | undefined, tail: readonly RawStatement[]) => {
     if (head || plan.head.length === 0) return false;
-    const carried = (s: RawStatement) => batchable(s.params);
     if (!plan.head.every(carried) || !tail.every(carried) || (last && !batchable(last))) {
       return false;
     }
@@ -169,7 +194,10 @@ export async function beginPipelined(
   };
   /** The tail and COMMIT, once sent: after the work, or with its last statement (`finishWith`). */
   let ending: { tail: Promise<unknown>[]; commit: Promise<unknown> } | undefined;
-  /** `last`: the work's last statement, when `finishWith` sent it. */
+  /**
+   * `last`: the work's last statement, when `finishWith` sent it. Inside BEGIN, the tail goes as a
+   * batch that COMMIT ends (decision 045), continuing the one `last` began if it did.
+   */
   const end = (tail: readonly RawStatement[], last?: Promise<unknown>) => {
     if (batched || (head === undefined && openBatch(undefined, tail))) {
       // The batch's last statement stands for COMMIT: it is answered once its Sync committed.
@@ -179,7 +207,24 @@ export async function beginPipelined(
       return;
     }
     open();
-    ending = { tail: tail.map(statement), commit: send("commit", [], FLUSH) };
+    const batching = tail.every(carried) ? IN_TRANSACTION : {};
+    ending = {
+      tail: tail.map((s) => send(s.text, s.params, batching)),
+      commit: send("commit", [], FLUSH),
+    };
+  };
+  /**
+   * COMMIT's answer. When a statement of the tail's batch failed, PostgreSQL skipped COMMIT and
+   * left the transaction block open, failed: it is rolled back before the connection goes back.
+   * (A batch without BEGIN rolled back at its Sync already.)
+   */
+  const committed = async (commit: Promise<unknown>) => {
+    try {
+      return await commit;
+    } catch (error) {
+      if (!batched && skipped(error)) await send("rollback", [], FLUSH).catch(ignore);
+      throw error;
+    }
   };
   /** Set when the transaction is over: what the work still holds of it is refused from then. */
   let over = false;
@@ -193,6 +238,8 @@ export async function beginPipelined(
         over: () => over,
         open,
         openBatch: (params, tail) => (openBatch(params, tail) ? nextInBatch() : undefined),
+        lastInTransaction: (params, tail) =>
+          batchable(params) && tail.every(carried) ? IN_TRANSACTION : {},
       });
       endings.set(client, { end, inSavepoint });
       // Drizzle reaches the caller's work synchronously, which adopts this connection.
@@ -220,20 +267,23 @@ export async function beginPipelined(
       // Ended already with the work's last statement: COMMIT (or the batch's Sync) decides, and
       // rolls back if that statement failed. Otherwise nothing of the work is kept; a work that
       // failed before sending anything opened nothing.
-      if (ending) await ending.commit.catch(ignore);
+      if (ending) await committed(ending.commit).catch(ignore);
       else if (head) await send("rollback", [], FLUSH).catch(ignore);
       throw cause;
     }
     const sent = ending as NonNullable<typeof ending>;
     const opened = head as Promise<unknown>[];
     const failure = await firstFailure([...opened, ...sent.tail], undefined);
-    const committed = (await sent.commit) as postgres.RowList<postgres.Row[]>;
+    // A COMMIT skipped after a failed statement of its batch: that statement's error says why.
+    const answer = (await committed(sent.commit).catch((error: unknown) => {
+      throw failure ?? error;
+    })) as postgres.RowList<postgres.Row[]>;
     // A COMMIT written after the connection closed is answered by the next session's greeting.
     if (session.gone()) throw connectionClosed();
     // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, not an error.
     if (failure !== undefined) throw failure;
     // A batch's last statement is answered only once its Sync committed the batch.
-    if (!batched && committed.command !== "COMMIT") {
+    if (!batched && answer.command !== "COMMIT") {
       throw new Error("the transaction was rolled back");
     }
     return result;
@@ -408,6 +458,13 @@ function batchable(params: readonly unknown[]): boolean {
   );
 }
 
+/** Whether a statement's values, each of them, can go in a batch. */
+const carried = (s: RawStatement) => batchable(s.params);
+
+/** Whether PostgreSQL skipped the statement: an earlier one of its batch failed (the patch). */
+const skipped = (error: unknown) =>
+  (error as { code?: unknown } | undefined)?.code === "PIPELINE_ABORTED";
+
 /** Throws before anything of `statements` is sent, if postgres.js would refuse one of them. */
 function refuseUnbuildable(statements: readonly RawStatement[]): void {
   for (const s of statements) {
@@ -447,8 +504,11 @@ interface WorkState {
   ended(): boolean;
   /** The transaction is over and the connection back with the pool. */
   over(): boolean;
-  /** Sends BEGIN and the head, if nothing is sent yet: before any statement of the work. */
-  open(): void;
+  /**
+   * Sends BEGIN and the head, if nothing is sent yet: before any statement of the work; with
+   * `first`, the values of that statement, built once, which may end their batch.
+   */
+  open(first?: readonly unknown[]): void;
   /**
    * For the work's last statement (`finishWith`) sent before any other: opens the transaction as
    * one batch of the head, this statement and `tail`, and gives the options this statement goes
@@ -458,6 +518,14 @@ interface WorkState {
     params: readonly unknown[],
     tail: readonly RawStatement[],
   ): postgres.UnsafeQueryOptions | undefined;
+  /**
+   * For the work's last statement (`finishWith`) sent after others: the options that begin a
+   * batch inside BEGIN, continued by `tail` and ended by COMMIT, when their values allow it.
+   */
+  lastInTransaction(
+    params: readonly unknown[],
+    tail: readonly RawStatement[],
+  ): postgres.UnsafeQueryOptions;
 }
 
 const transactionOver = () =>
@@ -471,6 +539,9 @@ function refusal(state: WorkState): Error | undefined {
   if (state.ended()) return transactionEnded();
   return undefined;
 }
+
+/** Whether a statement was sent by `runStatement`: built once, with the values its author typed. */
+const builtOnce = (options: Record<string, unknown> | undefined) => options?.builtOnce === true;
 
 /** What of postgres.js a transaction's work has no business with: it would reach past it. */
 const NOT_THE_WORKS = new Set([
@@ -518,14 +589,15 @@ function scoped(
           if (error) return refused(error);
           const finish = finishing.get(self);
           // A last statement sent first is one batch with the head and the tail (decision 044);
-          // otherwise it is written with the tail and COMMIT that follow it (`end`), unflushed.
+          // otherwise it is written with the tail and COMMIT that follow it (`end`), unflushed,
+          // and in one batch with them inside BEGIN (decision 045).
           const batch = finish && state.openBatch(args ?? [], finish.tail);
-          if (!batch) state.open();
+          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);
           const sent = refusedAtSend(
             target.unsafe(query, args as never, {
               ...options,
               prepare,
-              ...(batch ?? (finish ? {} : FLUSH)),
+              ...(batch ?? (finish ? state.lastInTransaction(args ?? [], finish.tail) : FLUSH)),
             }),
             // The last statement goes out after `end` has sent COMMIT behind it, by design.
             finish ? () => (state.gone() ? connectionClosed() : undefined) : () => refusal(state),

@@ -3,7 +3,7 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import { drizzle } from "drizzle-orm/postgres-js";
 import type postgres from "postgres";
 import type { Database, Tx } from "./client.ts";
-import { asDrizzleSql, connectionOf } from "./pipelined-transaction.ts";
+import { asDrizzleSql, BUILT_ONCE, connectionOf } from "./pipelined-transaction.ts";
 
 /**
  * Statements on a tool call's path, built once (decision 036). Drizzle builds a query's text anew
@@ -63,9 +63,10 @@ export function prepareStatement<Params extends Record<string, unknown>, Row>(
  * postgres.js sends one as a simple query unless told otherwise (an option its types leave out),
  * and PostgreSQL parses and plans a simple query on every call. Through Drizzle's `tx.execute`
  * (below), and behind a transaction pooler, where North prepares nothing, it is still parsed and
- * planned each time.
+ * planned each time. The option also tells the transaction the statement was built once, so
+ * that as the work's first it may end the batch of BEGIN and the tenant (decision 045).
  */
-const EXTENDED = { simple: false } as postgres.UnsafeQueryOptions;
+const EXTENDED = BUILT_ONCE;
 
 /**
  * Runs a prepared statement in `tx`: straight on the connection of a tenant transaction
