@@ -5,7 +5,13 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import { createWorkspace, type Workspace } from "../../../test/support/fixtures.ts";
 import { connectDatabase, type DatabaseHandle } from "./client.ts";
 import { hasSqlState, isCredentialRefused } from "./pg-errors.ts";
-import { adoptConnection, connectionOf, finishWith, pipelined } from "./pipelined-transaction.ts";
+import {
+  adoptConnection,
+  BUILT_ONCE,
+  connectionOf,
+  finishWith,
+  pipelined,
+} from "./pipelined-transaction.ts";
 import { withTenant } from "./tenant.ts";
 
 /**
@@ -666,4 +672,167 @@ describe("attacks on a tenant transaction sent as one batch", () => {
       tenants.map((w) => w.organizationId),
     );
   });
+});
+
+/**
+ * Attacks on the batches inside BEGIN (decision 045), from its review: BEGIN and the head go
+ * without their Syncs, so a batch must never be left without the statement that ends it, and a
+ * batched statement must never be held back from the one that carries its Sync.
+ */
+describe("attacks on batches inside BEGIN", () => {
+  const BUILT_ONCE_TEST = BUILT_ONCE;
+  /** The next call on the pool: its server session and its tenant, or "hung". */
+  const next = (pool: DatabaseHandle) =>
+    within(
+      withTenant(pool.db, tenantOf(b), async (tx) => {
+        const [row] = await tx.execute<{ pid: number; value: string }>(
+          sql`select pg_backend_pid() as pid, current_setting('north.organization_id', true) as value`,
+        );
+        return row;
+      }),
+      4_000,
+    );
+  const pidOf = async (pool: DatabaseHandle) => {
+    const [row] = await pool.client<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    return row?.pid;
+  };
+
+  it("a statement built once that a failing work's branch starts while it rolls back neither hangs the call nor the pool", async () => {
+    // k: the microtasks the branch spends before its statement; some land between the work's
+    // rejection and the transaction's end, where the statement is made but refused at its send.
+    const outcomes: string[] = [];
+    for (let k = 0; k <= 6; k++) {
+      const pool = onePool();
+      const failing = withTenant(pool.db, tenantOf(a), async (tx) => {
+        await Promise.all([
+          (async () => {
+            await Promise.resolve();
+            throw new Error("a sibling failed");
+          })(),
+          (async () => {
+            for (let i = 0; i < k; i++) await Promise.resolve();
+            return connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+          })(),
+        ]);
+      });
+      const settled = await within(failing, 2_000);
+      const after = await next(pool);
+      outcomes.push(`k=${k}: ${settled.state}, next ${after.state}`);
+    }
+    expect(outcomes.filter((o) => o.includes("hung"))).toEqual([]);
+  });
+
+  it("a statement built once that the work makes and never sends, before it throws, leaves nothing open", async () => {
+    const pool = onePool();
+    const pid = await pidOf(pool);
+    const failing = withTenant(pool.db, tenantOf(a), async (tx) => {
+      connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+      throw new Error("the work failed before its statement was sent");
+    });
+    expect((await within(failing, 3_000)).state).toBe("rejected");
+    expect(await next(pool)).toMatchObject({
+      state: "resolved",
+      value: { pid, value: b.organizationId },
+    });
+  });
+
+  it("a statement built once that the work sends late opens nothing before it is sent: no transaction waits without a timeout", async () => {
+    const pool = onePool();
+    const pid = await pidOf(pool);
+    let meanwhile: unknown;
+    const late = withTenant(pool.db, tenantOf(a), async (tx) => {
+      const statement = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+      await sleep(300);
+      [meanwhile] = await db.owner.client`
+        select state, xact_start is not null as in_transaction from pg_stat_activity where pid = ${Number(pid)}`;
+      return statement;
+    });
+    const settled = await within(late, 3_000);
+    expect(settled).toMatchObject({ state: "resolved", value: [{ value: a.organizationId }] });
+    // BEGIN and the tenant wait for the statement that ends their batch; sent alone, with no
+    // Sync, they would hold a transaction open that no idle timeout watches.
+    expect(meanwhile).toMatchObject({ state: "idle", in_transaction: false });
+  });
+
+  it("a statement built once awaited after a statement with an array value sends both, each as it can go", async () => {
+    const pool = onePool();
+    const settled = await within(
+      withTenant(pool.db, tenantOf(a), async (tx) => {
+        const first = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+        const [other] = await tx.execute<{ v: string[] }>(
+          sql`select ${sql.param(["x", "y"])}::text[] as v`,
+        );
+        return [other?.v, (await first)[0]?.value];
+      }),
+      4_000,
+    );
+    expect(settled).toMatchObject({ state: "resolved", value: [["x", "y"], a.organizationId] });
+  });
+
+  it("a statement built once whose send is pending when another statement opens the transaction runs after the tenant", async () => {
+    const pool = onePool();
+    const seen = await within(
+      withTenant(pool.db, tenantOf(a), async (tx) => {
+        const c = connection(tx);
+        // Given a callback now, so postgres.js sends it a microtask later…
+        const first = c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+        first.catch(() => {});
+        // …after this one, not built once, has opened the transaction: BEGIN and the tenant
+        // must be on the connection before either is written.
+        const second = c.unsafe(TENANT_SETTING, [], EXTENDED);
+        return [(await first)[0]?.value, (await second)[0]?.value];
+      }),
+      4_000,
+    );
+    expect(seen).toEqual({ state: "resolved", value: [a.organizationId, a.organizationId] });
+  });
+
+  for (const inFlight of [100]) {
+    it(`a batched tail behind ${inFlight} statements in flight is sent with its COMMIT: neither the call nor the pool hangs`, async () => {
+      const pool = onePool();
+      const pid = await pidOf(pool);
+      const rows = await tenantTable(`attack_batch_full_${inFlight}`);
+      const running = withTenant(
+        pool.db,
+        tenantOf(a),
+        async (tx) => {
+          const c = connection(tx);
+          await c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+          // postgres.js takes at most 100 statements in flight on a connection, then holds back
+          // the next ones until an answer comes.
+          for (let i = 0; i < inFlight; i++) c.unsafe("select 1", [], EXTENDED).catch(() => {});
+          return "done";
+        },
+        () => [
+          { text: `insert into attack_batch_full_${inFlight} (a) values ($1)`, params: ["tail"] },
+        ],
+      );
+      expect(await within(running, 4_000)).toMatchObject({ state: "resolved", value: "done" });
+      expect(await rows()).toEqual([{ a: "tail", org: a.organizationId }]);
+      expect(await next(pool)).toMatchObject({
+        state: "resolved",
+        value: { pid, value: b.organizationId },
+      });
+    });
+  }
+
+  for (const inFlight of [100]) {
+    it(`a last statement sent behind ${inFlight} statements in flight goes with its tail and COMMIT`, async () => {
+      const pool = onePool();
+      const running = withTenant(pool.db, tenantOf(a), async (tx) => {
+        const c = connection(tx);
+        await c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+        for (let i = 0; i < inFlight; i++)
+          c.unsafe("select 1", [], BUILT_ONCE_TEST).catch(() => {});
+        // Written (a query is sent a microtask after it is given a callback), not yet answered.
+        for (let i = 0; i < 5; i++) await Promise.resolve();
+        return finishWith(tx, [], () => c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST));
+      });
+      expect(await within(running, 4_000)).toMatchObject({
+        state: "resolved",
+        value: [{ value: a.organizationId }],
+      });
+      expect((await next(pool)).state).toBe("resolved");
+    });
+  }
 });

@@ -17,15 +17,15 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
-      find: '    const begin = send("begin", [], { ...session.beginOptions, ...batching });\n',
+      find: '    const begin = send("begin", [], { ...session.beginOptions, ...batching }, true);\n',
       replace:
-        '    const tenant = plan.head.map((s) => send(s.text, s.params, batching));\n    const begin = send("begin", [], { ...session.beginOptions, ...batching });\n',
+        '    const tenant = plan.head.map((s) => send(s.text, s.params, batching, true));\n    const begin = send("begin", [], { ...session.beginOptions, ...batching }, true);\n',
       why: "the tenant is sent before BEGIN, so it ends with its own implicit transaction",
       also: [
         {
           file: "packages/db/src/pipelined-transaction.ts",
           in: "open",
-          find: "head = [begin, ...plan.head.map((s) => send(s.text, s.params, batching))];",
+          find: "head = [begin, ...plan.head.map((s) => send(s.text, s.params, batching, true))];",
           replace: "head = [begin, ...tenant];",
         },
       ],
@@ -72,8 +72,8 @@ export const MUTATIONS: readonly Entry[] = [
     },
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
-      find: '      else if (head) await send("rollback", [], FLUSH).catch(ignore);\n',
-      replace: "",
+      find: '          ? send("rollback", [], FLUSH)\n',
+      replace: "          ? Promise.resolve()\n",
       why: "a failed work's connection goes back to the pool inside its aborted transaction",
     },
   },
@@ -316,8 +316,8 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "refusedAtSend",
-      find: "      if (error) pending.reject(error);\n      else send(q);\n",
-      replace: "      send(q);\n",
+      find: "      if (error) return pending.reject(error);\n",
+      replace: "",
       why: "a query is checked only when it is made, and sent later in whatever transaction holds the connection",
     },
   },
@@ -519,9 +519,9 @@ export const MUTATIONS: readonly Entry[] = [
       also: [
         {
           file: "packages/db/src/pipelined-transaction.ts",
-          find: "      over = true;\n      // A head statement that failed",
+          find: "      over = true;\n      // Ended already with the work's last statement",
           replace:
-            "      over = true;\n      failed = true;\n      // A head statement that failed",
+            "      over = true;\n      failed = true;\n      // Ended already with the work's last statement",
         },
         {
           file: "packages/db/src/pipelined-transaction.ts",
@@ -579,6 +579,114 @@ export const MUTATIONS: readonly Entry[] = [
       find: "    const batching = first && batchable(first) && plan.head.every(carried) ? IN_TRANSACTION : {};\n",
       replace: "    const batching = {};\n",
       why: "BEGIN and the tenant are answered each before the save's statement: three ReadyForQuery where one does",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a statement built once that a failing work's branch starts while it rolls back neither hangs the call nor the pool",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "scoped",
+      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
+      replace:
+        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      why: "BEGIN and the tenant go without their Sync when the statement is made, and the failed work waits for their answers before it sends the ROLLBACK that would carry one",
+      also: [
+        {
+          file: "packages/db/src/pipelined-transaction.ts",
+          in: "beginPipelined",
+          find: "      const ended = ending\n",
+          replace: "      await firstFailure(head ?? [], error);\n      const ended = ending\n",
+        },
+      ],
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a statement built once that the work makes and never sends, before it throws, leaves nothing open",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "scoped",
+      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
+      replace:
+        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      why: "a statement made and never sent leaves BEGIN and the tenant without their Sync, and the failed work waits for them forever, its connection with it",
+      also: [
+        {
+          file: "packages/db/src/pipelined-transaction.ts",
+          in: "beginPipelined",
+          find: "      const ended = ending\n",
+          replace: "      await firstFailure(head ?? [], error);\n      const ended = ending\n",
+        },
+      ],
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a statement built once that the work sends late opens nothing before it is sent: no transaction waits without a timeout",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "scoped",
+      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
+      replace:
+        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      why: "BEGIN and the tenant go out when the statement is made: the transaction waits, with no Sync and so no idle timeout, until the work sends it",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a statement built once awaited after a statement with an array value sends both, each as it can go",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "scoped",
+      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
+      replace:
+        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      why: "the statement with the array value ends the batch BEGIN and the tenant began for another, and the driver closes the connection on its value",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a statement built once whose send is pending when another statement opens the transaction runs after the tenant",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      find: "    if (now) writeNow(query);\n",
+      replace: "",
+      why: "BEGIN and the tenant are written a microtask late, behind a statement of the work already waiting: it runs outside the transaction, without its tenant",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a batched tail behind 100 statements in flight is sent with its COMMIT: neither the call nor the pool hangs",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "        && (sent.length < max_pipeline || batched)\n",
+      replace: "        && sent.length < max_pipeline\n",
+      why: "a batched statement at the pipeline's length marks the connection full, and the COMMIT that carries its Sync waits for an answer only that Sync brings",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a last statement sent behind 100 statements in flight goes with its tail and COMMIT",
+    },
+    mutation: {
+      file: "node_modules/postgres/src/connection.js",
+      find: "        && (sent.length < max_pipeline || batched)\n",
+      replace: "        && sent.length < max_pipeline\n",
+      why: "the last statement, batched at the pipeline's length, holds back its tail and COMMIT forever",
     },
   },
 ];

@@ -141,12 +141,13 @@ export async function beginPipelined(
    * made: each is given one here, in the order it must run. Every rejection is read below;
    * none may surface as an unhandled one (decision 022).
    */
-  const send = (text: string, params: readonly unknown[] = [], options = {}) => {
+  const send = (text: string, params: readonly unknown[] = [], options = {}, now = false) => {
     if (session.gone()) return refused();
     const query = connection.unsafe(text, params as never, {
       prepare: prepare && params.length > 0,
       ...options,
     });
+    if (now) writeNow(query);
     query.catch(ignore);
     return query;
   };
@@ -161,16 +162,18 @@ export async function beginPipelined(
   /** The options of a batch's next statement. */
   const nextInBatch = () => (--batchLeft === 0 ? BATCH_END : BATCH);
   /**
-   * Sends BEGIN and the head before the work's first statement. When that statement is one built
-   * once (`first`, its values) whose values a batch carries, BEGIN and the head go without their
-   * Syncs and it ends their batch (decision 045): one Sync, one ReadyForQuery, for all three.
+   * Writes BEGIN and the head before the work's first statement, at once: ahead of any statement
+   * of the work whose send is already pending. When that statement is one built once (`first`,
+   * its values, given as it is being sent) whose values a batch carries, BEGIN and the head go
+   * without their Syncs and it ends their batch (decision 045): one Sync, one ReadyForQuery, for
+   * all three. It is sent right after them, so their batch is never left without its Sync.
    */
   const open = (first?: readonly unknown[]) => {
     if (head) return;
     const batching = first && batchable(first) && plan.head.every(carried) ? IN_TRANSACTION : {};
-    const begin = send("begin", [], { ...session.beginOptions, ...batching });
+    const begin = send("begin", [], { ...session.beginOptions, ...batching }, true);
     session.follow(begin);
-    head = [begin, ...plan.head.map((s) => send(s.text, s.params, batching))];
+    head = [begin, ...plan.head.map((s) => send(s.text, s.params, batching, true))];
   };
   /**
    * Opens the transaction as one batch (decision 044) of the head, the work's last statement (with
@@ -262,13 +265,18 @@ export async function beginPipelined(
       // Nothing the work still sends from here may run: it would go out behind the ROLLBACK,
       // outside the transaction and without its tenant.
       over = true;
-      // A head statement that failed is the cause of whatever the work then met.
-      const cause = await firstFailure(head ?? [], error);
       // Ended already with the work's last statement: COMMIT (or the batch's Sync) decides, and
       // rolls back if that statement failed. Otherwise nothing of the work is kept; a work that
-      // failed before sending anything opened nothing.
-      if (ending) await committed(ending.commit).catch(ignore);
-      else if (head) await send("rollback", [], FLUSH).catch(ignore);
+      // failed before sending anything opened nothing. ROLLBACK is sent before the head's
+      // answers are awaited: it carries the Sync they would otherwise wait for.
+      const ended = ending
+        ? committed(ending.commit)
+        : head
+          ? send("rollback", [], FLUSH)
+          : Promise.resolve();
+      // A head statement that failed is the cause of whatever the work then met.
+      const cause = await firstFailure(head ?? [], error);
+      await ended.catch(ignore);
       throw cause;
     }
     const sent = ending as NonNullable<typeof ending>;
@@ -592,7 +600,10 @@ function scoped(
           // otherwise it is written with the tail and COMMIT that follow it (`end`), unflushed,
           // and in one batch with them inside BEGIN (decision 045).
           const batch = finish && state.openBatch(args ?? [], finish.tail);
-          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);
+          // A statement built once opens the transaction as it is sent, so that BEGIN and the
+          // head can go in one batch with it (decision 045); any other opens it now.
+          const opensAtSend = !finish && builtOnce(options);
+          if (!batch && !opensAtSend) state.open();
           const sent = refusedAtSend(
             target.unsafe(query, args as never, {
               ...options,
@@ -601,6 +612,7 @@ function scoped(
             }),
             // The last statement goes out after `end` has sent COMMIT behind it, by design.
             finish ? () => (state.gone() ? connectionClosed() : undefined) : () => refusal(state),
+            opensAtSend ? () => state.open(args ?? []) : undefined,
           );
           if (finish) {
             // Sent now, so the tail and COMMIT (or the batch's end) written next follow it.
@@ -634,28 +646,45 @@ function scoped(
   return { client: self, inSavepoint: () => depth > 0 };
 }
 
+/** A postgres.js query as its sending reads it (lib/query.js): its handler, and whether it ran. */
+interface PendingSend {
+  handler: ((q: unknown) => void) & { debug?: unknown };
+  reject: (error: Error) => void;
+  executed: boolean;
+}
+
 /**
  * postgres.js sends a query when it is first awaited (or given a handler), not when it is made:
  * `refuse` is asked again then, so a query the work made and sends only after its transaction
  * ended is refused, instead of running outside it or in the next tenant's transaction on the same
- * connection.
+ * connection. `before`, if given, runs right before the query is written (it opens the
+ * transaction, decision 045).
  */
-function refusedAtSend<Q>(query: Q, refuse: () => Error | undefined): Q {
-  const pending = query as unknown as {
-    handler: ((q: unknown) => void) & { debug?: unknown };
-    reject: (error: Error) => void;
-  };
+function refusedAtSend<Q>(query: Q, refuse: () => Error | undefined, before?: () => void): Q {
+  const pending = query as unknown as PendingSend;
   const send = pending.handler;
   const checked = Object.assign(
     (q: unknown) => {
       const error = refuse();
-      if (error) pending.reject(error);
-      else send(q);
+      if (error) return pending.reject(error);
+      before?.();
+      send(q);
     },
     { debug: send.debug },
   );
   pending.handler = checked;
   return query;
+}
+
+/**
+ * Writes a query to its connection now, where postgres.js would write it a microtask after it is
+ * first given a callback (lib/query.js `handle`): BEGIN and the head so go ahead of any statement
+ * of the work already waiting for its turn, and ahead of the one that ends their batch.
+ */
+function writeNow(query: unknown): void {
+  const pending = query as PendingSend;
+  pending.executed = true;
+  pending.handler(query);
 }
 
 /** The same statement for Drizzle's `tx.execute`: its placeholders `$1`…`$n`, each once, in order. */
