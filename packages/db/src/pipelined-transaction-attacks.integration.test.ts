@@ -787,6 +787,51 @@ describe("attacks on batches inside BEGIN", () => {
     expect(seen).toEqual({ state: "resolved", value: [a.organizationId, a.organizationId] });
   });
 
+  it("a statement built once that the work cancels before it is sent is refused: neither the call nor the pool hangs", async () => {
+    const pool = onePool();
+    const pid = await pidOf(pool);
+    const running = withTenant(pool.db, tenantOf(a), async (tx) => {
+      const statement = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+      // postgres.js skips a cancelled statement at its send: BEGIN and the tenant, batched before
+      // it, would wait for the Sync it was to carry.
+      void statement.cancel();
+      return statement;
+    });
+    expect((await within(running, 3_000)).state).toBe("rejected");
+    expect(await next(pool)).toMatchObject({
+      state: "resolved",
+      value: { pid, value: b.organizationId },
+    });
+  });
+
+  it("a statement that the work cancels after it was written is refused: the call keeps nothing and the next tenant meets none of its answers", async () => {
+    const pool = onePool();
+    const rows = await tenantTable("attack_cancel_written");
+    const running = withTenant(
+      pool.db,
+      tenantOf(a),
+      async (tx) => {
+        const c = connection(tx);
+        await c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+        c.unsafe("select pg_catalog.pg_sleep(0.3)", [], EXTENDED).catch(() => {});
+        const waiting = c.unsafe("select 'of A' as value", [], EXTENDED);
+        waiting.catch(() => {});
+        for (let i = 0; i < 3; i++) await Promise.resolve();
+        // postgres.js drops a statement it has written from its queue, while PostgreSQL still
+        // answers it: every later answer would go to the statement before it.
+        void waiting.cancel();
+        return "done";
+      },
+      () => [{ text: "insert into attack_cancel_written (a) values ($1)", params: ["tail"] }],
+    );
+    expect((await within(running, 4_000)).state).toBe("rejected");
+    expect(await rows()).toEqual([]);
+    expect(await next(pool)).toMatchObject({
+      state: "resolved",
+      value: { value: b.organizationId },
+    });
+  });
+
   for (const inFlight of [100]) {
     it(`a batched tail behind ${inFlight} statements in flight is sent with its COMMIT: neither the call nor the pool hangs`, async () => {
       const pool = onePool();

@@ -689,4 +689,30 @@ export const MUTATIONS: readonly Entry[] = [
       why: "the last statement, batched at the pipeline's length, holds back its tail and COMMIT forever",
     },
   },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a statement built once that the work cancels before it is sent is refused: neither the call nor the pool hangs",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "refusedAtSend",
+      find: "  pending.cancel = refuseCancel;\n",
+      replace: "",
+      why: "postgres.js skips the cancelled statement at its send, and BEGIN and the tenant batched before it wait forever for its Sync",
+    },
+  },
+  {
+    check: {
+      file: SUITE_2,
+      name: "attacks on batches inside BEGIN a statement that the work cancels after it was written is refused: the call keeps nothing and the next tenant meets none of its answers",
+    },
+    mutation: {
+      file: "packages/db/src/pipelined-transaction.ts",
+      in: "refusedAtSend",
+      find: "  pending.cancel = refuseCancel;\n",
+      replace: "",
+      why: "postgres.js drops the written statement from its queue while PostgreSQL answers it: every later answer goes to the statement before, COMMIT is taken for failed while the tail commits",
+    },
+  },
 ];

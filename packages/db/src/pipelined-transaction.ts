@@ -651,6 +651,20 @@ interface PendingSend {
   handler: ((q: unknown) => void) & { debug?: unknown };
   reject: (error: Error) => void;
   executed: boolean;
+  cancel: () => unknown;
+}
+
+/**
+ * A statement of a pipelined transaction is not cancelled: postgres.js skips a cancelled statement
+ * at its send (BEGIN and the head, batched before it, would wait for the Sync it was to carry),
+ * and drops one it has written from its queue while PostgreSQL still answers it, which hands
+ * every later answer to the statement before — into the next tenant's transaction. The
+ * connection's `statement_timeout` ends a statement that runs too long.
+ */
+function refuseCancel(): never {
+  throw Object.assign(new TypeError("a statement of a tenant transaction cannot be cancelled"), {
+    code: "CANCEL_REFUSED",
+  });
 }
 
 /**
@@ -662,6 +676,9 @@ interface PendingSend {
  */
 function refusedAtSend<Q>(query: Q, refuse: () => Error | undefined, before?: () => void): Q {
   const pending = query as unknown as PendingSend;
+  // Not a query (`sql(identifier)` gives a fragment): nothing is sent.
+  if (typeof pending?.handler !== "function") return query;
+  pending.cancel = refuseCancel;
   const send = pending.handler;
   const checked = Object.assign(
     (q: unknown) => {
