@@ -7,7 +7,9 @@
  * check alone), tenant-read (the profile read's tenant transaction alone, through `withTenant`
  * with the token's proof, as a tool call opens it), raw-read (the same statements written
  * straight to postgres.js: the driver's floor), raw-implicit (the same read as one batch, decision
- * 044: the tenant, the read and the audit row with one Sync and no BEGIN or COMMIT).
+ * 044: the tenant, the read and the audit row with one Sync and no BEGIN or COMMIT), raw-save and
+ * raw-save-batched (a save's two writes straight to postgres.js, each statement with its Sync or
+ * each write with one, decision 045).
  * PROFILE_REVISION=2026-07-28 sends the new revision's envelope.
  *
  * The machine drifts by a third within minutes, so several workloads are measured interleaved:
