@@ -680,7 +680,6 @@ describe("attacks on a tenant transaction sent as one batch", () => {
  * batched statement must never be held back from the one that carries its Sync.
  */
 describe("attacks on batches inside BEGIN", () => {
-  const BUILT_ONCE_TEST = BUILT_ONCE;
   /** The next call on the pool: its server session and its tenant, or "hung". */
   const next = (pool: DatabaseHandle) =>
     within(
@@ -692,6 +691,18 @@ describe("attacks on batches inside BEGIN", () => {
       }),
       4_000,
     );
+  /** The call fails, and the same server session then serves the next tenant as its own. */
+  const expectFailedThenClean = async (
+    pool: DatabaseHandle,
+    pid: number | undefined,
+    call: Promise<unknown>,
+  ) => {
+    expect((await within(call, 3_000)).state).toBe("rejected");
+    expect(await next(pool)).toMatchObject({
+      state: "resolved",
+      value: { pid, value: b.organizationId },
+    });
+  };
   const pidOf = async (pool: DatabaseHandle) => {
     const [row] = await pool.client<{ pid: number }[]>`select pg_backend_pid() as pid`;
     return row?.pid;
@@ -711,7 +722,7 @@ describe("attacks on batches inside BEGIN", () => {
           })(),
           (async () => {
             for (let i = 0; i < k; i++) await Promise.resolve();
-            return connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+            return connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE);
           })(),
         ]);
       });
@@ -726,14 +737,10 @@ describe("attacks on batches inside BEGIN", () => {
     const pool = onePool();
     const pid = await pidOf(pool);
     const failing = withTenant(pool.db, tenantOf(a), async (tx) => {
-      connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+      connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE);
       throw new Error("the work failed before its statement was sent");
     });
-    expect((await within(failing, 3_000)).state).toBe("rejected");
-    expect(await next(pool)).toMatchObject({
-      state: "resolved",
-      value: { pid, value: b.organizationId },
-    });
+    await expectFailedThenClean(pool, pid, failing);
   });
 
   it("a statement built once that the work sends late opens nothing before it is sent: no transaction waits without a timeout", async () => {
@@ -741,7 +748,7 @@ describe("attacks on batches inside BEGIN", () => {
     const pid = await pidOf(pool);
     let meanwhile: unknown;
     const late = withTenant(pool.db, tenantOf(a), async (tx) => {
-      const statement = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+      const statement = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE);
       await sleep(300);
       [meanwhile] = await db.owner.client`
         select state, xact_start is not null as in_transaction from pg_stat_activity where pid = ${Number(pid)}`;
@@ -758,7 +765,7 @@ describe("attacks on batches inside BEGIN", () => {
     const pool = onePool();
     const settled = await within(
       withTenant(pool.db, tenantOf(a), async (tx) => {
-        const first = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+        const first = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE);
         const [other] = await tx.execute<{ v: string[] }>(
           sql`select ${sql.param(["x", "y"])}::text[] as v`,
         );
@@ -775,7 +782,7 @@ describe("attacks on batches inside BEGIN", () => {
       withTenant(pool.db, tenantOf(a), async (tx) => {
         const c = connection(tx);
         // Given a callback now, so postgres.js sends it a microtask later…
-        const first = c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+        const first = c.unsafe(TENANT_SETTING, [], BUILT_ONCE);
         first.catch(() => {});
         // …after this one, not built once, has opened the transaction: BEGIN and the tenant
         // must be on the connection before either is written.
@@ -791,17 +798,13 @@ describe("attacks on batches inside BEGIN", () => {
     const pool = onePool();
     const pid = await pidOf(pool);
     const running = withTenant(pool.db, tenantOf(a), async (tx) => {
-      const statement = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+      const statement = connection(tx).unsafe(TENANT_SETTING, [], BUILT_ONCE);
       // postgres.js skips a cancelled statement at its send: BEGIN and the tenant, batched before
       // it, would wait for the Sync it was to carry.
       void statement.cancel();
       return statement;
     });
-    expect((await within(running, 3_000)).state).toBe("rejected");
-    expect(await next(pool)).toMatchObject({
-      state: "resolved",
-      value: { pid, value: b.organizationId },
-    });
+    await expectFailedThenClean(pool, pid, running);
   });
 
   it("a statement that the work cancels after it was written is refused: the call keeps nothing and the next tenant meets none of its answers", async () => {
@@ -812,7 +815,7 @@ describe("attacks on batches inside BEGIN", () => {
       tenantOf(a),
       async (tx) => {
         const c = connection(tx);
-        await c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+        await c.unsafe(TENANT_SETTING, [], BUILT_ONCE);
         c.unsafe("select pg_catalog.pg_sleep(0.3)", [], EXTENDED).catch(() => {});
         const waiting = c.unsafe("select 'of A' as value", [], EXTENDED);
         waiting.catch(() => {});
@@ -842,7 +845,7 @@ describe("attacks on batches inside BEGIN", () => {
         tenantOf(a),
         async (tx) => {
           const c = connection(tx);
-          await c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
+          await c.unsafe(TENANT_SETTING, [], BUILT_ONCE);
           // postgres.js takes at most 100 statements in flight on a connection, then holds back
           // the next ones until an answer comes.
           for (let i = 0; i < inFlight; i++) c.unsafe("select 1", [], EXTENDED).catch(() => {});
@@ -866,12 +869,11 @@ describe("attacks on batches inside BEGIN", () => {
       const pool = onePool();
       const running = withTenant(pool.db, tenantOf(a), async (tx) => {
         const c = connection(tx);
-        await c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST);
-        for (let i = 0; i < inFlight; i++)
-          c.unsafe("select 1", [], BUILT_ONCE_TEST).catch(() => {});
+        await c.unsafe(TENANT_SETTING, [], BUILT_ONCE);
+        for (let i = 0; i < inFlight; i++) c.unsafe("select 1", [], BUILT_ONCE).catch(() => {});
         // Written (a query is sent a microtask after it is given a callback), not yet answered.
         for (let i = 0; i < 5; i++) await Promise.resolve();
-        return finishWith(tx, [], () => c.unsafe(TENANT_SETTING, [], BUILT_ONCE_TEST));
+        return finishWith(tx, [], () => c.unsafe(TENANT_SETTING, [], BUILT_ONCE));
       });
       expect(await within(running, 4_000)).toMatchObject({
         state: "resolved",

@@ -2,12 +2,28 @@
 // The acceptance-mutation catalogue's entries for pipelined-transaction.integration.test.ts
 // (gathered in scripts/acceptance-mutations.ts): for each check, the product change that turns
 // it red.
-import type { Entry } from "../../../test/support/catalogue.ts";
+import type { Edit, Entry } from "../../../test/support/catalogue.ts";
 
 const SUITE_1 = "packages/db/src/pipelined-transaction.integration.test.ts";
 const SUITE_2 = "packages/db/src/pipelined-transaction-attacks.integration.test.ts";
 
 export const SUITES = [SUITE_1, SUITE_2];
+
+/** Decision 045's first version: a statement built once opened the transaction when it was made. */
+const OPENS_WHEN_MADE: Edit = {
+  file: "packages/db/src/pipelined-transaction.ts",
+  in: "scoped",
+  find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
+  replace:
+    "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+};
+/** …and a failed work awaited the head's answers before it sent ROLLBACK. */
+const ROLLBACK_AFTER_HEAD: Edit = {
+  file: "packages/db/src/pipelined-transaction.ts",
+  in: "beginPipelined",
+  find: "      const ended = ending\n",
+  replace: "      await firstFailure(head ?? [], error);\n      const ended = ending\n",
+};
 
 export const MUTATIONS: readonly Entry[] = [
   {
@@ -587,20 +603,9 @@ export const MUTATIONS: readonly Entry[] = [
       name: "attacks on batches inside BEGIN a statement built once that a failing work's branch starts while it rolls back neither hangs the call nor the pool",
     },
     mutation: {
-      file: "packages/db/src/pipelined-transaction.ts",
-      in: "scoped",
-      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
-      replace:
-        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      ...OPENS_WHEN_MADE,
       why: "BEGIN and the tenant go without their Sync when the statement is made, and the failed work waits for their answers before it sends the ROLLBACK that would carry one",
-      also: [
-        {
-          file: "packages/db/src/pipelined-transaction.ts",
-          in: "beginPipelined",
-          find: "      const ended = ending\n",
-          replace: "      await firstFailure(head ?? [], error);\n      const ended = ending\n",
-        },
-      ],
+      also: [ROLLBACK_AFTER_HEAD],
     },
   },
   {
@@ -609,20 +614,9 @@ export const MUTATIONS: readonly Entry[] = [
       name: "attacks on batches inside BEGIN a statement built once that the work makes and never sends, before it throws, leaves nothing open",
     },
     mutation: {
-      file: "packages/db/src/pipelined-transaction.ts",
-      in: "scoped",
-      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
-      replace:
-        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      ...OPENS_WHEN_MADE,
       why: "a statement made and never sent leaves BEGIN and the tenant without their Sync, and the failed work waits for them forever, its connection with it",
-      also: [
-        {
-          file: "packages/db/src/pipelined-transaction.ts",
-          in: "beginPipelined",
-          find: "      const ended = ending\n",
-          replace: "      await firstFailure(head ?? [], error);\n      const ended = ending\n",
-        },
-      ],
+      also: [ROLLBACK_AFTER_HEAD],
     },
   },
   {
@@ -631,11 +625,7 @@ export const MUTATIONS: readonly Entry[] = [
       name: "attacks on batches inside BEGIN a statement built once that the work sends late opens nothing before it is sent: no transaction waits without a timeout",
     },
     mutation: {
-      file: "packages/db/src/pipelined-transaction.ts",
-      in: "scoped",
-      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
-      replace:
-        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      ...OPENS_WHEN_MADE,
       why: "BEGIN and the tenant go out when the statement is made: the transaction waits, with no Sync and so no idle timeout, until the work sends it",
     },
   },
@@ -645,11 +635,7 @@ export const MUTATIONS: readonly Entry[] = [
       name: "attacks on batches inside BEGIN a statement built once awaited after a statement with an array value sends both, each as it can go",
     },
     mutation: {
-      file: "packages/db/src/pipelined-transaction.ts",
-      in: "scoped",
-      find: "          const opensAtSend = !finish && builtOnce(options);\n          if (!batch && !opensAtSend) state.open();\n",
-      replace:
-        "          const opensAtSend = false;\n          if (!batch) state.open(builtOnce(options) ? (args ?? []) : undefined);\n",
+      ...OPENS_WHEN_MADE,
       why: "the statement with the array value ends the batch BEGIN and the tenant began for another, and the driver closes the connection on its value",
     },
   },
