@@ -138,8 +138,9 @@ export async function beginPipelined(
   const session = sameSession();
   /**
    * A postgres.js query is sent when it is first awaited or given a handler, not when it is
-   * made: each is given one here, in the order it must run. Every rejection is read below;
-   * none may surface as an unhandled one (decision 022).
+   * made: each is given one here, in the order it must run, and written a microtask later, or at
+   * once with `now` (`writeNow`). Every rejection is read below; none may surface as an unhandled
+   * one (decision 022).
    */
   const send = (text: string, params: readonly unknown[] = [], options = {}, now = false) => {
     if (session.gone()) return refused();
