@@ -164,9 +164,9 @@ export const MUTATIONS: readonly Entry[] = [
     mutation: {
       file: "packages/db/src/pipelined-transaction.ts",
       in: "scoped",
-      find: "              ...(batch ?? (finish ? state.lastInTransaction(args ?? [], finish.tail) : FLUSH)),\n",
+      find: "              ...(batch ?? (finish ? lastInBegin(args ?? [], finish.tail) : FLUSH)),\n",
       replace:
-        "              ...(batch ?? (finish ? state.lastInTransaction(args ?? [], finish.tail) : {})),\n",
+        "              ...(batch ?? (finish ? lastInBegin(args ?? [], finish.tail) : {})),\n",
       why: "the work's statements wait for postgres.js's write timer before they leave",
     },
   },

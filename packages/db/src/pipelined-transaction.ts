@@ -242,8 +242,6 @@ export async function beginPipelined(
         over: () => over,
         open,
         openBatch: (params, tail) => (openBatch(params, tail) ? nextInBatch() : undefined),
-        lastInTransaction: (params, tail) =>
-          batchable(params) && tail.every(carried) ? IN_TRANSACTION : {},
       });
       endings.set(client, { end, inSavepoint });
       // Drizzle reaches the caller's work synchronously, which adopts this connection.
@@ -470,6 +468,13 @@ function batchable(params: readonly unknown[]): boolean {
 /** Whether a statement's values, each of them, can go in a batch. */
 const carried = (s: RawStatement) => batchable(s.params);
 
+/**
+ * For the work's last statement (`finishWith`) sent after others: the options that begin a batch
+ * inside BEGIN, continued by `tail` and ended by COMMIT, when their values allow it (decision 045).
+ */
+const lastInBegin = (params: readonly unknown[], tail: readonly RawStatement[]) =>
+  batchable(params) && tail.every(carried) ? IN_TRANSACTION : {};
+
 /** Whether PostgreSQL skipped the statement: an earlier one of its batch failed (the patch). */
 const skipped = (error: unknown) =>
   (error as { code?: unknown } | undefined)?.code === "PIPELINE_ABORTED";
@@ -527,14 +532,6 @@ interface WorkState {
     params: readonly unknown[],
     tail: readonly RawStatement[],
   ): postgres.UnsafeQueryOptions | undefined;
-  /**
-   * For the work's last statement (`finishWith`) sent after others: the options that begin a
-   * batch inside BEGIN, continued by `tail` and ended by COMMIT, when their values allow it.
-   */
-  lastInTransaction(
-    params: readonly unknown[],
-    tail: readonly RawStatement[],
-  ): postgres.UnsafeQueryOptions;
 }
 
 const transactionOver = () =>
@@ -609,7 +606,7 @@ function scoped(
             target.unsafe(query, args as never, {
               ...options,
               prepare,
-              ...(batch ?? (finish ? state.lastInTransaction(args ?? [], finish.tail) : FLUSH)),
+              ...(batch ?? (finish ? lastInBegin(args ?? [], finish.tail) : FLUSH)),
             }),
             // The last statement goes out after `end` has sent COMMIT behind it, by design.
             finish ? () => (state.gone() ? connectionClosed() : undefined) : () => refusal(state),
