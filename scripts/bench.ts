@@ -31,6 +31,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { connectDatabase, hashToken } from "@north/db";
 import {
+  ALLOCATOR_SETTING,
   buildMcpApp,
   createAuthResolver,
   createLogger,
@@ -76,9 +77,19 @@ interface CallCpu {
   around: AroundTheRound;
 }
 
+/**
+ * The environment of what the bench starts (the clients, which stand for the hosts, and pgbench):
+ * the bench's own without the allocator setting `bun run bench` gives the server it hosts
+ * (decision 046), so only North's server runs as `north serve` does.
+ */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const { [ALLOCATOR_SETTING]: _server, ...inherited } = process.env;
+  return { ...inherited, ...env };
+}
+
 function run(command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...env } });
+    const child = spawn(command, args, { env: childEnv(env) });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => {

@@ -329,6 +329,10 @@ try {
       `${w}${modern ? " (2026-07-28)" : ""}: ${m.calls} calls in ${m.s.toFixed(1)} s, ${(m.calls / m.s).toFixed(0)}/s, ${((m.user + m.system) / m.calls).toFixed(0)} µs CPU per call (user ${(m.user / m.calls).toFixed(0)}, sys ${(m.system / m.calls).toFixed(0)})${pgCpu ? `, PostgreSQL ${((m.postgres * 1e6) / m.calls).toFixed(0)} µs` : ""}`,
     );
   }
+  const { rss, heapUsed } = process.memoryUsage();
+  console.log(
+    `server process: ${(rss / 2 ** 20).toFixed(0)} MB resident, ${(heapUsed / 2 ** 20).toFixed(0)} MB of JavaScript heap`,
+  );
   await app.client.end();
   await owner.client.end();
 } finally {

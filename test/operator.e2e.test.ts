@@ -478,6 +478,9 @@ describe("bun run start", () => {
       await fetch(`${base}/.well-known/oauth-authorization-server`)
     ).json()) as { issuer: string };
     expect(metadata.issuer).toBe(base);
+    // Bun's allocator keeps freed pages for the next request (decision 046): only the command
+    // that starts the server can say so, and `serve` logs whether it did.
+    expect(first.stderr()).toContain('"allocatorKeepsPages":true');
     mcpUrl = url;
     const client = await connect(token);
     await saveAnswer(client, { question: "Survives a restart?", answer: "It should." });

@@ -8,6 +8,7 @@ import {
   purgeExpiredMemories,
 } from "@north/db";
 import {
+  allocatorKeepsPages,
   buildMcpApp,
   createAuthResolver,
   createCapabilities,
@@ -265,7 +266,11 @@ export async function serveHttp(
     throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
   }
   const url = `${localUrl}/mcp`;
-  logger.info({ url, limiter: limiter.status().backend }, "North is listening");
+  // Whether Bun's allocator keeps freed pages (decision 046): set by the command that starts us.
+  logger.info(
+    { url, limiter: limiter.status().backend, allocatorKeepsPages: allocatorKeepsPages() },
+    "North is listening",
+  );
   warnMaintenanceOff(config, runtime, embedder, logger);
   const stopPurge = startPurgeTimer(config, runtime.maintenance?.db, logger);
   const stopBackfill =
