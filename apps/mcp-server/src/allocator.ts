@@ -12,6 +12,6 @@ export const ALLOCATOR_SETTING = "MIMALLOC_PURGE_DELAY";
 /** Never purge: freed pages stay with the process for the next request. */
 export const ALLOCATOR_KEEPS_PAGES = "-1";
 
-/** Whether this process runs with the setting (for the start log). */
-export const allocatorKeepsPages = (env: NodeJS.ProcessEnv = process.env): boolean =>
-  env[ALLOCATOR_SETTING] === ALLOCATOR_KEEPS_PAGES;
+/** Whether the setting's value (the configuration's `MIMALLOC_PURGE_DELAY`) keeps pages. */
+export const allocatorKeepsPages = (value: string | undefined): boolean =>
+  value === ALLOCATOR_KEEPS_PAGES;

@@ -251,6 +251,12 @@ export const configSchema = z.object({
     meaning: "an unexpected CLI error prints its stack as well as its one line",
     shownDefault: "off",
   }),
+  MIMALLOC_PURGE_DELAY: documented(z.string().optional(), {
+    usedBy: "serve, start",
+    meaning:
+      "Bun's allocator reads it at launch: `-1` keeps freed memory for the next request (decision 046); serve's start log says if it is set",
+    shownDefault: "`-1` from the `bun run` scripts",
+  }),
   NORTH_MIGRATIONS_DIR: documented(z.string().optional(), {
     usedBy: "migrate, start",
     meaning: "where migrations are read from",

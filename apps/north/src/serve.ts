@@ -268,7 +268,11 @@ export async function serveHttp(
   const url = `${localUrl}/mcp`;
   // Whether Bun's allocator keeps freed pages (decision 046): set by the command that starts us.
   logger.info(
-    { url, limiter: limiter.status().backend, allocatorKeepsPages: allocatorKeepsPages() },
+    {
+      url,
+      limiter: limiter.status().backend,
+      allocatorKeepsPages: allocatorKeepsPages(config.MIMALLOC_PURGE_DELAY),
+    },
     "North is listening",
   );
   warnMaintenanceOff(config, runtime, embedder, logger);
