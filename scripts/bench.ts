@@ -31,7 +31,9 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { connectDatabase, hashToken } from "@north/db";
 import {
+  ALLOCATOR_KEEPS_PAGES,
   ALLOCATOR_SETTING,
+  allocatorKeepsPages,
   buildMcpApp,
   createAuthResolver,
   createLogger,
@@ -133,6 +135,13 @@ function describeCpu(cpu: CallCpu): string {
   return parts.filter(Boolean).join(", ");
 }
 
+// The server runs in this process, so it runs its allocator as `north serve` does only when the
+// bench was started as `bun run bench` (decision 046).
+if (!allocatorKeepsPages(process.env[ALLOCATOR_SETTING])) {
+  console.error(
+    `warning: ${ALLOCATOR_SETTING} is not ${ALLOCATOR_KEEPS_PAGES}, so the server in this process runs its allocator unlike \`bun run north serve\` (decision 046): use \`bun run bench\``,
+  );
+}
 const bench = await createBenchDatabase("north_bench");
 const { scratch, ownerUrl, appUrl } = bench;
 

@@ -52,8 +52,8 @@ try {
   const owner = connectDatabase(bench.ownerUrl, { max: 2 });
   const org = await createOrganization(owner.db, { name: "Profile" });
   const tokens: string[] = [];
-  // Two lawyers per caller: the first reads, the second saves, so a run that saves beside its
-  // reads (`save,read`) never grows the profile the reads return.
+  // Twice as many lawyers as callers: the first half reads, the second saves, so a run that
+  // saves beside its reads (`save,read`) never grows the profile the reads return.
   for (let i = 0; i < 2 * CALLERS; i++) {
     const m = await addMember(owner.db, { organizationId: org.id, email: `p${i}@example.test` });
     await owner.client`
