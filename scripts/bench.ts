@@ -31,15 +31,17 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { connectDatabase, hashToken } from "@north/db";
 import {
-  ALLOCATOR_KEEPS_PAGES,
-  ALLOCATOR_SETTING,
-  allocatorKeepsPages,
   buildMcpApp,
   createAuthResolver,
   createLogger,
   createRateLimiter,
   startHttpServer,
 } from "@north/mcp-server";
+import {
+  ALLOCATOR_KEEPS_PAGES,
+  ALLOCATOR_SETTING,
+  allocatorKeepsPages,
+} from "../apps/north/src/allocator.ts";
 import { type AroundTheRound, measureRound, postgresBackground, postgresCpu } from "./bench-cpu.ts";
 import { createBenchDatabase } from "./bench-database.ts";
 import { ATTACKERS, seedBench } from "./bench-fixtures.ts";

@@ -1,4 +1,3 @@
-export { ALLOCATOR_KEEPS_PAGES, ALLOCATOR_SETTING, allocatorKeepsPages } from "./allocator.ts";
 export { buildMcpApp, LOOPBACK_HOSTS, MAX_BODY_BYTES, type McpAppDeps } from "./app.ts";
 export { bearerToken, principalForToken } from "./auth.ts";
 export {

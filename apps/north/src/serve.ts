@@ -8,7 +8,6 @@ import {
   purgeExpiredMemories,
 } from "@north/db";
 import {
-  allocatorKeepsPages,
   buildMcpApp,
   createAuthResolver,
   createCapabilities,
@@ -30,6 +29,7 @@ import {
   startHttpServer,
 } from "@north/mcp-server";
 import { buildAdminApp, openConsoleSessionForMember } from "@north/web";
+import { allocatorKeepsPages } from "./allocator.ts";
 import { localBaseUrl, type NorthConfig, publicBaseUrl } from "./config.ts";
 import { survivingLateSocketErrors } from "./late-socket-errors.ts";
 import { ensureLocalWorkspace, repositoryRoot, tokenPath } from "./local.ts";
