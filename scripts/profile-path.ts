@@ -6,11 +6,11 @@
  * their own, so they never grow the profile the reads return); prints µs of CPU per
  * call. Workloads: ping, read, save, recall (tools/call through `app.fetch`), token (the token
  * check alone), tenant-read (the profile read's tenant transaction alone, through `withTenant`
- * with the token's proof, as a tool call opens it), raw-read (the same statements written
- * straight to postgres.js: the driver's floor), raw-implicit (the same read as one batch, decision
- * 044: the tenant, the read and the audit row with one Sync and no BEGIN or COMMIT), raw-save and
- * raw-save-batched (a save's two writes straight to postgres.js, each statement with its Sync or
- * each write with one, decision 045).
+ * with the token's proof and `finishWith`, as the tool runner sends it: one batch), raw-read
+ * (the same statements written straight to postgres.js: the driver's floor), raw-implicit (the
+ * same read as one batch, decision 044: the tenant, the read and the audit row with one Sync and
+ * no BEGIN or COMMIT), raw-save and raw-save-batched (a save's two writes straight to
+ * postgres.js, each statement with its Sync or each write with one, decision 045).
  * PROFILE_REVISION=2026-07-28 sends the new revision's envelope.
  *
  * The machine drifts by a third within minutes, so several workloads are measured interleaved:
@@ -29,6 +29,7 @@ import {
   createFingerprinter,
   createOrganization,
   enterStatement,
+  finishWith,
   hashToken,
   readOwnProfile,
   resolveApiToken,
@@ -140,18 +141,25 @@ try {
     if (workload === "tenant-read") {
       const p = principals.get(token);
       if (!p) throw new Error("no principal");
+      // The read goes out with its audit row as the tool runner sends it (`finishWith`): one
+      // batch with the tenant's proof, no BEGIN or COMMIT (decision 044).
       await withTenant(
         app.db,
         p.tenant,
-        (tx) => readOwnProfile(tx),
-        () => [
-          auditStatement({
-            tool: "north__working_profile",
-            outcome: "read",
-            tokenId: p.proof.tokenId,
-            requestId: crypto.randomUUID(),
-          }),
-        ],
+        (tx) =>
+          finishWith(
+            tx,
+            [
+              auditStatement({
+                tool: "north__working_profile",
+                outcome: "read",
+                tokenId: p.proof.tokenId,
+                requestId: crypto.randomUUID(),
+              }),
+            ],
+            () => readOwnProfile(tx),
+          ),
+        undefined,
         { proof: p.proof },
       );
       return;
