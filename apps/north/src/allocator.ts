@@ -2,8 +2,8 @@
  * How the HTTP server's process should run its allocator (decision 046). Bun's mimalloc gives
  * a page of freed memory back to the system 10 ms after it empties (`madvise`), and the server's
  * steady churn of requests empties and refills pages all the time: each is faulted back in and
- * zeroed by the kernel, 6–16% of the server's CPU per read. Kept instead, a page is reused as it is;
- * the process holds what it needed at its busiest (15 MB more on a profile read at full rate).
+ * zeroed by the kernel, 6–16% of the server's CPU per read. Kept instead, a page is reused as it
+ * is; the process holds what it needed at its busiest (15 MB more on a profile read at full rate).
  * mimalloc reads the setting once, before any JavaScript runs, so it goes in the environment of
  * the command that starts the server: `bun run start`, `bun run north` and `bun run bench` set it.
  */

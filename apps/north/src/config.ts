@@ -254,7 +254,7 @@ export const configSchema = z.object({
   MIMALLOC_PURGE_DELAY: documented(z.string().optional(), {
     usedBy: "serve, start",
     meaning:
-      "Bun's allocator reads it at launch: `-1` keeps freed memory for the next request (decision 046); serve's start log says if it is set",
+      "Bun's allocator reads it at launch: `-1` keeps freed memory for the next request (decision 046); serve's start log says whether it keeps them",
     shownDefault: "`-1` from the `bun run` scripts",
   }),
   NORTH_MIGRATIONS_DIR: documented(z.string().optional(), {
